@@ -1,0 +1,73 @@
+// A kernel emitted as machine code, and the one call that makes it from a plan.
+//
+// ABI of every emitted kernel (System V x86-64): void fn(const KernelArgs *args).
+// Leading dimensions are baked into the code as constants (see the DESIGN NOTE in spec.h);
+// alpha is read at run time. A kernel whose plan's root is a parallel loop runs iterations
+// [begin, end) of that loop (iteration `trips` is the remainder tile, if any); any other
+// kernel ignores begin/end and runs everything.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plan.h"
+
+namespace tessel {
+
+struct KernelArgs {
+  const float *a = nullptr;  // offset 0
+  const float *b = nullptr;  // offset 8
+  float *c = nullptr;        // offset 16
+  float alpha = 1;           // offset 24
+  void *workspace = nullptr; // offset 32: >= JitKernel::workspace_bytes, 64-byte aligned
+  int64_t begin = 0;         // offset 40
+  int64_t end = 0;           // offset 48
+};
+static_assert(offsetof(KernelArgs, alpha) == 24 && offsetof(KernelArgs, workspace) == 32 &&
+              offsetof(KernelArgs, begin) == 40 && offsetof(KernelArgs, end) == 48);
+
+using KernelFn = void (*)(const KernelArgs *);
+
+// Emission request: the plan and the leading dimensions (in elements) of the user's A, B, C
+// as the plan's tensors 0, 1, 2 are laid out (row-major C; A and B row- or column-major).
+struct EmitRequest {
+  const Plan *plan = nullptr;
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  std::string name;  // for dumps and perf maps
+};
+
+// Executable code. The pages are written, then made read+execute; never both at once.
+class JitKernel {
+ public:
+  JitKernel() = default;
+  ~JitKernel();
+  JitKernel(const JitKernel &) = delete;
+  JitKernel &operator=(const JitKernel &) = delete;
+
+  KernelFn fn() const { return fn_; }
+  const uint8_t *code() const { return code_; }
+  size_t code_size() const { return code_size_; }
+  int64_t workspace_bytes() const { return workspace_bytes_; }
+  // Parallel root: the iteration count of the outermost loop (tiles incl. remainder); 0 when
+  // the kernel is serial.
+  int64_t parallel_iterations() const { return parallel_iterations_; }
+  const std::string &name() const { return name_; }
+
+ private:
+  friend bool emit_kernel(const EmitRequest &, std::unique_ptr<JitKernel> *, std::string *);
+  KernelFn fn_ = nullptr;
+  uint8_t *code_ = nullptr;  // mmap'ed, read+execute
+  size_t code_size_ = 0;
+  size_t mapped_size_ = 0;
+  int64_t workspace_bytes_ = 0;
+  int64_t parallel_iterations_ = 0;
+  std::string name_;
+};
+
+// Emits `req.plan` as AVX2+FMA machine code. On failure returns false with a message (an
+// Xbyak error, or a plan the emitter cannot lower); never throws.
+bool emit_kernel(const EmitRequest &req, std::unique_ptr<JitKernel> *out, std::string *error);
+
+}  // namespace tessel

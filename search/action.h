@@ -1,0 +1,112 @@
+// Actions: the rewrites that turn a spec into a plan node with smaller sub-specs.
+//
+// They are enumerated in a fixed order, and an action is identified by its value, so a stored
+// decision means the same thing on reload. Changing what an action does, or the order, is a
+// new kActionOrderVersion (the database is keyed by it).
+//
+// One concept per file: tiling.cpp (output tiles), split_k.cpp (reduction), stage.cpp (cache
+// staging), pack.cpp (packed buffers), register_tile.cpp (C in registers), zero_accum.cpp
+// (Matmul -> Zero + MatmulAccum), kernel_select.cpp (leaves), parallel_tile.cpp.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels.h"
+#include "spec.h"
+#include "target.h"
+
+namespace tessel {
+
+constexpr int kActionOrderVersion = 1;
+
+enum class ActionKind : uint8_t {
+  Serial,        // run a threads > 1 spec on one thread
+  ParallelTile,  // a = dim, size: parallel loop over tiles, serial bodies
+  Tile,          // a = dim (m or n), size: serial loop over output tiles
+  SplitK,        // size: loop over the reduction
+  Stage,         // a = operand, b = level: bring a tile into a cache level (no copy)
+  Pack,          // a = operand, b = level, size = strip: copy into a packed buffer
+  RegisterTile,  // a = LayoutKind (VecRows or VecDot): accumulate C in vector registers
+  ZeroAccum,     // Matmul -> Zero(C); MatmulAccum
+  Kernel,        // a = KernelId
+};
+
+struct Action {
+  ActionKind kind = ActionKind::Kernel;
+  uint8_t a = 0;
+  uint8_t b = 0;
+  int32_t size = 0;
+  friend bool operator==(const Action &, const Action &) = default;
+};
+
+std::string to_string(const Action &a);
+
+// The plan node an action produces. Only these shapes exist; the emitter and the interpreter
+// lower each of them.
+enum class NodeKind : uint8_t {
+  Loop,    // children: body, remainder body, first-iteration body
+  Block,   // children: run in order
+  Alloc,   // children: prologue, body, epilogue; `operand` gets a new buffer or registers
+  Stage,   // children: body; `operand` is accessed from a closer cache level
+  Kernel,  // no children
+};
+
+// One child of an expansion: its spec, how many times it runs as far as cost is concerned,
+// and (for Alloc) which tensors it binds.
+struct Child {
+  Spec spec;
+  double multiplicity = 1;
+  bool present = false;
+};
+
+struct Expansion {
+  NodeKind node = NodeKind::Kernel;
+  double local_cycles = 0;   // cost of the node itself (loop overhead, staging traffic, kernel)
+  int64_t alloc_bytes = 0;   // workspace this node allocates
+  // Loop: step, dim, trips (full tiles), parallel. Alloc/Stage: operand.
+  int dim = -1;
+  int32_t step = 0;
+  int64_t trips = 0;
+  bool parallel = false;
+  int operand = -1;
+  TensorSpec new_tensor;     // Alloc: the buffer or register tile
+  // Fixed child slots (see NodeKind); absent slots have present == false.
+  std::array<Child, 3> children;
+};
+
+// Appends every action that applies to `s` (in the fixed order) to `out`.
+void enumerate_actions(const Spec &s, const Target &t, std::vector<Action> &out);
+// Applies an action that enumerate_actions listed for `s`.
+Expansion expand(const Spec &s, const Action &a, const Target &t);
+
+// Per-action enumeration and expansion, one file each.
+void enumerate_serial(const Spec &s, const Target &t, std::vector<Action> &out);
+Expansion expand_serial(const Spec &s, const Action &a, const Target &t);
+void enumerate_parallel_tiles(const Spec &s, const Target &t, std::vector<Action> &out);
+Expansion expand_parallel_tile(const Spec &s, const Action &a, const Target &t);
+void enumerate_tiles(const Spec &s, const Target &t, std::vector<Action> &out);
+Expansion expand_tile(const Spec &s, const Action &a, const Target &t);
+void enumerate_k_splits(const Spec &s, const Target &t, std::vector<Action> &out);
+Expansion expand_k_split(const Spec &s, const Action &a, const Target &t);
+void enumerate_stages(const Spec &s, const Target &t, std::vector<Action> &out);
+Expansion expand_stage(const Spec &s, const Action &a, const Target &t);
+void enumerate_packs(const Spec &s, const Target &t, std::vector<Action> &out);
+Expansion expand_pack(const Spec &s, const Action &a, const Target &t);
+void enumerate_register_tiles(const Spec &s, const Target &t, std::vector<Action> &out);
+Expansion expand_register_tile(const Spec &s, const Action &a, const Target &t);
+void enumerate_zero_accum(const Spec &s, const Target &t, std::vector<Action> &out);
+Expansion expand_zero_accum(const Spec &s, const Action &a, const Target &t);
+void enumerate_kernels(const Spec &s, const Target &t, std::vector<Action> &out);
+Expansion expand_kernel(const Spec &s, const Action &a, const Target &t);
+
+// Shared by tiling actions: the loop over `dim` in steps of `step`, children body and
+// remainder, with `threads` for the bodies.
+Expansion loop_expansion(const Spec &s, int dim, int32_t step, const Target &t);
+// Whether every operand spanning `dim` can be stepped by `step` keeping panels aligned.
+bool step_keeps_panels(const Spec &s, int dim, int32_t step);
+// Whether the operands' cache footprints fit the spec's limits at every cache level.
+bool fits_caches(const Spec &s, const Target &t);
+
+}  // namespace tessel

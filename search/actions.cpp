@@ -1,0 +1,105 @@
+#include "action.h"
+
+#include "check.h"
+
+namespace tessel {
+
+std::string to_string(const Action &a) {
+  static const char *kDims = "mnk";
+  switch (a.kind) {
+    case ActionKind::Serial: return "serial";
+    case ActionKind::ParallelTile:
+      return std::string("parallel_tile ") + kDims[a.a] + " " + std::to_string(a.size);
+    case ActionKind::Tile: return std::string("tile ") + kDims[a.a] + " " + std::to_string(a.size);
+    case ActionKind::SplitK: return "split_k " + std::to_string(a.size);
+    case ActionKind::Stage:
+      return "stage " + std::to_string(a.a) + " " + level_name(Level(a.b));
+    case ActionKind::Pack:
+      return "pack " + std::to_string(a.a) + " " + level_name(Level(a.b)) + " " +
+             std::to_string(a.size);
+    case ActionKind::RegisterTile: return "register_tile " + to_string(Layout{LayoutKind(a.a), 0});
+    case ActionKind::ZeroAccum: return "zero_accum";
+    case ActionKind::Kernel: return std::string("kernel ") + kernel_name(KernelId(a.a));
+  }
+  return "?";
+}
+
+void enumerate_actions(const Spec &s, const Target &t, std::vector<Action> &out) {
+  if (s.threads > 1) {
+    // A parallel spec either splits into a parallel loop of serial bodies, or runs serially.
+    enumerate_parallel_tiles(s, t, out);
+    enumerate_serial(s, t, out);
+    return;
+  }
+  enumerate_kernels(s, t, out);
+  enumerate_tiles(s, t, out);
+  enumerate_k_splits(s, t, out);
+  enumerate_stages(s, t, out);
+  enumerate_packs(s, t, out);
+  enumerate_register_tiles(s, t, out);
+  enumerate_zero_accum(s, t, out);
+}
+
+Expansion expand(const Spec &s, const Action &a, const Target &t) {
+  switch (a.kind) {
+    case ActionKind::Serial: return expand_serial(s, a, t);
+    case ActionKind::ParallelTile: return expand_parallel_tile(s, a, t);
+    case ActionKind::Tile: return expand_tile(s, a, t);
+    case ActionKind::SplitK: return expand_k_split(s, a, t);
+    case ActionKind::Stage: return expand_stage(s, a, t);
+    case ActionKind::Pack: return expand_pack(s, a, t);
+    case ActionKind::RegisterTile: return expand_register_tile(s, a, t);
+    case ActionKind::ZeroAccum: return expand_zero_accum(s, a, t);
+    case ActionKind::Kernel: return expand_kernel(s, a, t);
+  }
+  TESSEL_CHECK(false, "unknown action kind");
+  return {};
+}
+
+bool step_keeps_panels(const Spec &s, int dim, int32_t step) {
+  for (int i = 0; i < s.operand_count(); ++i) {
+    const auto axes = s.operand_dims(i);
+    for (int axis = 0; axis < 2; ++axis)
+      if (axes[axis] == dim && !panel_step_ok(s.operands[i].layout, axis, s.dims[dim], step))
+        return false;
+  }
+  return true;
+}
+
+Expansion loop_expansion(const Spec &s, int dim, int32_t step, const Target &t) {
+  Expansion e;
+  e.node = NodeKind::Loop;
+  e.dim = dim;
+  e.step = step;
+  const int64_t extent = s.dims[dim];
+  e.trips = extent / step;
+  const int64_t rest = extent % step;
+  e.children[0].spec = s;
+  e.children[0].spec.dims[dim] = step;
+  e.children[0].multiplicity = static_cast<double>(e.trips);
+  e.children[0].present = true;
+  if (rest) {
+    e.children[1].spec = s;
+    e.children[1].spec.dims[dim] = static_cast<int32_t>(rest);
+    e.children[1].present = true;
+  }
+  e.local_cycles = t.coef.loop_iteration * static_cast<double>(e.trips + (rest ? 1 : 0));
+  return e;
+}
+
+bool fits_caches(const Spec &s, const Target &t) {
+  for (Level level : {Level::L1, Level::L2, Level::L3}) {
+    int64_t used = 0;
+    bool any = false;
+    for (int i = 0; i < s.operand_count(); ++i) {
+      const TensorSpec &ts = s.operands[i];
+      if (ts.layout.is_register() || ts.level > level) continue;
+      used += t.footprint(ts, s.rows(i), s.cols(i));
+      any = true;
+    }
+    if (any && used > s.limits.bytes(level)) return false;
+  }
+  return true;
+}
+
+}  // namespace tessel

@@ -1,0 +1,134 @@
+#include "interpreter.h"
+
+#include <vector>
+
+#include "check.h"
+
+namespace tessel {
+namespace {
+
+struct Origin {
+  int64_t row = 0, col = 0;
+};
+
+class Interpreter {
+ public:
+  Interpreter(const Plan &plan, const MatmulArgs &args)
+      : plan_(plan), args_(args), origins_(plan.tensors.size()) {
+    workspace_.resize(static_cast<size_t>(plan.workspace_bytes / 4 + 1));
+    registers_.resize(plan.tensors.size());
+    for (size_t t = 0; t < plan.tensors.size(); ++t)
+      if (plan.tensors[t].role == PlanTensor::Role::Registers)
+        registers_[t].resize(static_cast<size_t>(plan.tensors[t].rows * plan.tensors[t].cols));
+  }
+
+  void run(int id) {
+    const PlanNode &n = plan_.nodes[id];
+    switch (n.kind) {
+      case NodeKind::Loop: {
+        const std::vector<Origin> saved = origins_;
+        for (int64_t i = 0; i < n.trips; ++i) {
+          shift(n, i * n.step);
+          run(i == 0 && n.children[2] >= 0 ? n.children[2] : n.children[0]);
+          origins_ = saved;
+        }
+        if (n.children[1] >= 0) {
+          shift(n, n.trips * n.step);
+          run(n.children[1]);
+          origins_ = saved;
+        }
+        break;
+      }
+      case NodeKind::Block:
+        for (int c : n.children)
+          if (c >= 0) run(c);
+        break;
+      case NodeKind::Alloc:
+        origins_[n.new_tensor] = Origin{};
+        for (int c : n.children)
+          if (c >= 0) run(c);
+        break;
+      case NodeKind::Stage: run(n.children[0]); break;
+      case NodeKind::Kernel: leaf(n); break;
+    }
+  }
+
+ private:
+  void shift(const PlanNode &n, int64_t by) {
+    for (int o = 0; o < n.spec.operand_count(); ++o) {
+      const auto axes = n.spec.operand_dims(o);
+      Origin &org = origins_[n.tensors[o]];
+      if (axes[0] == n.dim) org.row += by;
+      if (axes[1] == n.dim) org.col += by;
+    }
+  }
+
+  float &at(int tensor, int64_t i, int64_t j) {
+    const PlanTensor &t = plan_.tensors[tensor];
+    const Origin &o = origins_[tensor];
+    const int64_t r = o.row + i, c = o.col + j;
+    TESSEL_CHECK(r >= 0 && c >= 0 && r < t.rows && c < t.cols, "interpreter: access out of tensor");
+    switch (t.role) {
+      case PlanTensor::Role::A:
+        return const_cast<float &>(args_.a[element_offset(t.spec.layout, args_.lda, r, c)]);
+      case PlanTensor::Role::B:
+        return const_cast<float &>(args_.b[element_offset(t.spec.layout, args_.ldb, r, c)]);
+      case PlanTensor::Role::C: return args_.c[element_offset(t.spec.layout, args_.ldc, r, c)];
+      case PlanTensor::Role::Buffer:
+        return workspace_[static_cast<size_t>(t.workspace_offset / 4 +
+                                              element_offset(t.spec.layout, t.ext, r, c))];
+      case PlanTensor::Role::Registers:
+        return registers_[tensor][static_cast<size_t>(r * t.cols + c)];
+    }
+    TESSEL_CHECK(false, "interpreter: bad tensor role");
+    return workspace_[0];
+  }
+
+  void leaf(const PlanNode &n) {
+    const Spec &s = n.spec;
+    const int64_t rows = s.dims[0], cols = s.dims[1], depth = s.dims[2];
+    switch (s.op) {
+      case Op::Matmul:
+      case Op::MatmulAccum:
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j) {
+            float acc = s.op == Op::Matmul ? 0.0f : at(n.tensors[2], i, j);
+            for (int64_t p = 0; p < depth; ++p)
+              acc += at(n.tensors[0], i, p) * at(n.tensors[1], p, j);
+            at(n.tensors[2], i, j) = acc;
+          }
+        break;
+      case Op::Zero:
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j) at(n.tensors[0], i, j) = 0;
+        break;
+      case Op::Move: {
+        // Moves out of registers store accumulators: they apply alpha.
+        const bool store = s.operands[0].layout.is_register();
+        const float scale = store ? args_.alpha : 1.0f;
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j) {
+            const float v = scale * at(n.tensors[0], i, j);
+            float &dst = at(n.tensors[1], i, j);
+            dst = s.accumulate ? dst + v : v;
+          }
+        break;
+      }
+    }
+  }
+
+  const Plan &plan_;
+  const MatmulArgs &args_;
+  std::vector<Origin> origins_;
+  std::vector<float> workspace_;
+  std::vector<std::vector<float>> registers_;
+};
+
+}  // namespace
+
+void interpret(const Plan &plan, const MatmulArgs &args) {
+  Interpreter in(plan, args);
+  in.run(plan.root);
+}
+
+}  // namespace tessel

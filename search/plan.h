@@ -1,0 +1,72 @@
+// Plan: the implementation tree the search returns, and what codegen and the interpreter
+// lower. It is rebuilt from memoized decisions by replaying actions, so stored data are
+// decisions, never code.
+//
+// Tensors are numbered: 0 = A, 1 = B, 2 = C (the user's matrices, leading dimensions given
+// at emission), then buffers and register tiles introduced by Alloc nodes. Each node names,
+// per operand of its spec, which tensor it reads; the origin of that operand's tile inside
+// the tensor follows from the enclosing loops (iteration i of a loop over dim d shifts every
+// operand spanning d by i*step along that axis).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "action.h"
+#include "cost.h"
+#include "spec.h"
+
+namespace tessel {
+
+struct PlanTensor {
+  enum class Role : uint8_t { A, B, C, Buffer, Registers };
+  Role role = Role::A;
+  TensorSpec spec;
+  int64_t rows = 0, cols = 0;
+  // Buffers: the extent element_offset() needs (see layout.h), and the byte offset in the
+  // kernel's workspace (64-byte aligned).
+  int64_t ext = 0;
+  int64_t workspace_offset = 0;
+  int64_t bytes = 0;
+};
+
+struct PlanNode {
+  NodeKind kind = NodeKind::Kernel;
+  Spec spec;
+  Action action;
+  Cost cost;
+  std::array<int16_t, 3> tensors{-1, -1, -1};  // per operand of spec
+  // Loop: iterations 0..trips-1 run `children[0]` (iteration 0 runs children[2] instead when
+  // present), then children[1] covers the remainder extent % step, if any.
+  int dim = -1;
+  int32_t step = 0;
+  int64_t trips = 0;
+  bool parallel = false;
+  // Alloc / Stage: the operand that moves; Alloc's new tensor.
+  int operand = -1;
+  int new_tensor = -1;
+  // Loop: body, remainder, first. Alloc: prologue, body, epilogue. Block: in order.
+  // Stage: body.
+  std::array<int, 3> children{-1, -1, -1};
+  KernelId kernel = KernelId::FmaBroadcast;
+};
+
+struct Plan {
+  std::vector<PlanNode> nodes;
+  std::vector<PlanTensor> tensors;
+  int root = -1;
+  int64_t workspace_bytes = 0;
+  Cost cost;
+  bool parallel_root() const { return nodes[root].kind == NodeKind::Loop && nodes[root].parallel; }
+};
+
+class Solver;
+
+// Solves `s` and replays the decisions into a plan. Returns false when `s` is unsolvable.
+bool build_plan(Solver &solver, const Spec &s, Plan *out);
+
+// An indented tree: loops with steps, moves with levels and layouts, kernels, costs.
+std::string format_plan(const Plan &p);
+
+}  // namespace tessel

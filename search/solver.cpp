@@ -1,0 +1,168 @@
+#include "solver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "check.h"
+
+namespace tessel {
+
+void add_child_cost(Cost &total, const Cost &child, double multiplicity) {
+  total.cycles += child.cycles * multiplicity;
+  total.peak_bytes = std::max(total.peak_bytes, child.peak_bytes);
+  total.depth = std::max(total.depth, child.depth + 1);
+}
+
+MemoEntry Solver::solve(const Spec &s) {
+  const auto start = std::chrono::steady_clock::now();
+  // Iterative widening: search under a budget just above the lower bound, and widen it until
+  // a plan fits. Each failed round leaves proven lower bounds in the memo, so the next round
+  // prunes more; the first plan found is the exact optimum.
+  const Spec c = canonical(s);
+  MemoEntry e;
+  double budget = known_lower_bound(c) * 1.02;
+  for (int round = 0; round < 64 && std::isfinite(budget); ++round) {
+    e = solve_within(c, budget, 0);
+    if (e.exact) break;
+    budget = std::max(budget, e.lower_bound) * 1.1;
+  }
+  if (!e.exact) e = solve_within(c, std::numeric_limits<double>::infinity(), 0);
+  stats_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  TESSEL_CHECK(e.exact, "an unbounded search must end exact");
+  return e;
+}
+
+double Solver::known_lower_bound(const Spec &s) {
+  MemoEntry e;
+  if (memo_.get(s, &e)) {
+    if (e.exact) return e.solvable ? e.cost.cycles : std::numeric_limits<double>::infinity();
+    return std::max(e.lower_bound, target_.lower_bound(s));
+  }
+  return target_.lower_bound(s);
+}
+
+namespace {
+
+struct Candidate {
+  int index = 0;  // position in the enumeration order (the final tie-break)
+  double bound = 0;
+  Expansion expansion;
+  std::array<Spec, 3> children;
+  std::array<double, 3> child_bounds{};
+};
+
+// Budgets are compared with a little slack so rounding never turns a tie into a cut.
+double slack(double budget) { return budget + 1e-9 * std::abs(budget) + 1e-9; }
+
+}  // namespace
+
+MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  MemoEntry found;
+  const bool known = memo_.get(s, &found);
+  if (known && found.exact) {
+    ++stats_.memo_hits;
+    return found;
+  }
+  const double floor = std::max(known ? found.lower_bound : 0.0, target_.lower_bound(s));
+  if (floor > slack(budget)) {
+    ++stats_.memo_hits;
+    MemoEntry cut;
+    cut.lower_bound = floor;
+    return cut;
+  }
+  // Every action makes a strictly smaller problem (a dimension, a level, a layout class or
+  // the op moves one way), so the recursion ends; this only guards that argument.
+  TESSEL_CHECK(depth < 256, "solver recursion does not terminate");
+  ++stats_.specs_solved;
+
+  std::vector<Action> actions;
+  enumerate_actions(s, target_, actions);
+  std::vector<Candidate> candidates(actions.size());
+  for (size_t i = 0; i < actions.size(); ++i) {
+    Candidate &c = candidates[i];
+    c.index = static_cast<int>(i);
+    c.expansion = expand(s, actions[i], target_);
+    c.bound = c.expansion.local_cycles;
+    for (int slot = 0; slot < 3; ++slot) {
+      const Child &child = c.expansion.children[slot];
+      if (!child.present) continue;
+      c.children[slot] = canonical(child.spec);
+      c.child_bounds[slot] = known_lower_bound(c.children[slot]);
+      // A child that runs zero times still has to exist.
+      c.bound += child.multiplicity > 0 ? child.multiplicity * c.child_bounds[slot]
+                                        : (c.child_bounds[slot] == kInf ? kInf : 0);
+    }
+  }
+  std::vector<int> order(candidates.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+    return candidates[x].bound < candidates[y].bound;
+  });
+
+  MemoEntry best;
+  int best_index = -1;
+  double limit = budget;       // the most a useful plan may cost
+  double cut_bound = kInf;     // the least any skipped action could cost
+  for (int position : order) {
+    const Candidate &c = candidates[position];
+    if (c.bound > slack(limit)) {
+      stats_.actions_pruned += 1;
+      cut_bound = std::min(cut_bound, c.bound);
+      continue;
+    }
+    ++stats_.actions_tried;
+    const Expansion &e = c.expansion;
+    Cost total{e.local_cycles, e.alloc_bytes, 1};
+    double rest = c.bound - e.local_cycles;
+    bool complete = true;
+    for (int slot = 0; slot < 3 && complete; ++slot) {
+      const Child &child = e.children[slot];
+      if (!child.present) continue;
+      const double mult = child.multiplicity;
+      if (mult > 0) rest -= mult * c.child_bounds[slot];
+      const double child_budget = mult > 0 ? (limit - total.cycles - rest) / mult : kInf;
+      const MemoEntry sub = solve_within(c.children[slot], child_budget, depth + 1);
+      if (!sub.exact || !sub.solvable) {
+        complete = false;
+        const double sub_bound = sub.exact ? kInf : sub.lower_bound;
+        cut_bound = std::min(cut_bound, mult > 0 ? total.cycles + mult * sub_bound + rest
+                                                 : (sub_bound == kInf ? kInf : total.cycles));
+        break;
+      }
+      Cost child_cost = sub.cost;
+      child_cost.peak_bytes += e.alloc_bytes;
+      add_child_cost(total, child_cost, mult);
+    }
+    if (!complete) continue;
+    if (total.cycles > slack(limit)) {
+      cut_bound = std::min(cut_bound, total.cycles);
+      continue;
+    }
+    const bool better = !best.solvable || cheaper(total, best.cost) ||
+                        (total == best.cost && c.index < best_index);
+    if (better) {
+      best.exact = best.solvable = true;
+      best.action = actions[c.index];
+      best.cost = total;
+      best_index = c.index;
+      limit = std::min(limit, total.cycles);
+    }
+  }
+  if (best.solvable) {
+    memo_.put(s, best);
+    return best;
+  }
+  MemoEntry cut;
+  if (cut_bound == kInf) {
+    cut.exact = true;  // no action can ever complete: unsolvable, whatever the budget
+  } else {
+    cut.lower_bound = std::max(floor, cut_bound);
+  }
+  memo_.put(s, cut);
+  return cut;
+}
+
+}  // namespace tessel

@@ -1,0 +1,52 @@
+// The solver: exact memoized dynamic programming over the action space. The best plan for a
+// spec is its cheapest action whose sub-specs are all solvable, each sub-spec solved the same
+// way. Costs combine affinely: an action's local cost plus each child's cost times the number
+// of times it runs.
+//
+// Branch and bound keeps it fast without giving up exactness: a spec is solved under a budget
+// (the most its parent could use), actions are tried cheapest-bound first, and an action is
+// skipped once its local cost plus lower bounds of its unsolved children exceed the best found.
+// A search cut off by its budget memoizes the lower bound it proved, never a guess. Ties are
+// broken by cycles, then workspace, then depth, then enumeration order, exactly as plain DP.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "memo.h"
+#include "target.h"
+
+namespace tessel {
+
+struct SearchStats {
+  int64_t specs_solved = 0;  // specs whose actions were enumerated
+  int64_t memo_hits = 0;
+  int64_t actions_tried = 0;
+  int64_t actions_pruned = 0;  // skipped by branch and bound
+  double seconds = 0;
+};
+
+class Solver {
+ public:
+  Solver(const Target &target, MemoDb &memo) : target_(target), memo_(memo) {}
+
+  // The best decision for `s` (canonicalized first). `solvable` is false when no action
+  // sequence reaches kernels within the spec's limits.
+  MemoEntry solve(const Spec &s);
+
+  const Target &target() const { return target_; }
+  MemoDb &memo() { return memo_; }
+  const SearchStats &stats() const { return stats_; }
+
+ private:
+  MemoEntry solve_within(const Spec &s, double budget, int depth);
+  double known_lower_bound(const Spec &s);
+
+  const Target &target_;
+  MemoDb &memo_;
+  SearchStats stats_;
+};
+
+// Combines a child's cost into a parent's running total.
+void add_child_cost(Cost &total, const Cost &child, double multiplicity);
+
+}  // namespace tessel

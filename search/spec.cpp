@@ -1,0 +1,139 @@
+#include "spec.h"
+
+#include "check.h"
+
+namespace tessel {
+
+const char *dtype_name(Dtype d) { return d == Dtype::F32 ? "f32" : "bf16"; }
+
+const char *level_name(Level l) {
+  switch (l) {
+    case Level::VRF: return "VRF";
+    case Level::L1: return "L1";
+    case Level::L2: return "L2";
+    case Level::L3: return "L3";
+    case Level::GL: return "GL";
+  }
+  return "?";
+}
+
+const char *op_name(Op op) {
+  switch (op) {
+    case Op::Matmul: return "Matmul";
+    case Op::MatmulAccum: return "MatmulAccum";
+    case Op::Zero: return "Zero";
+    case Op::Move: return "Move";
+  }
+  return "?";
+}
+
+std::string to_string(const TensorSpec &t) {
+  return std::string(level_name(t.level)) + ":" + to_string(t.layout);
+}
+
+int64_t MemoryLimits::bytes(Level l) const {
+  switch (l) {
+    case Level::VRF: return vregs;
+    case Level::L1: return int64_t{l1_kib} * 1024;
+    case Level::L2: return int64_t{l2_kib} * 1024;
+    case Level::L3: return int64_t{l3_kib} * 1024;
+    case Level::GL: return INT64_MAX;
+  }
+  return 0;
+}
+
+int Spec::operand_count() const {
+  switch (op) {
+    case Op::Matmul:
+    case Op::MatmulAccum: return 3;
+    case Op::Zero: return 1;
+    case Op::Move: return 2;
+  }
+  return 0;
+}
+
+std::array<int, 2> Spec::operand_dims(int i) const {
+  if (is_matmul()) {
+    static constexpr std::array<int, 2> kMap[3] = {{0, 2}, {2, 1}, {0, 1}};
+    return kMap[i];
+  }
+  return {0, 1};
+}
+
+static uint64_t tensor_code(const TensorSpec &t) {
+  return uint64_t(t.level) | uint64_t(t.layout.kind) << 4 | uint64_t(t.layout.strip) << 8;
+}
+
+SpecKey spec_key(const Spec &s) {
+  SpecKey k{};
+  k[0] = uint64_t(s.op) | uint64_t(s.dtype) << 8 | uint64_t(s.accumulate) << 16 |
+         uint64_t(s.threads) << 24;
+  k[1] = tensor_code(s.operands[0]) | tensor_code(s.operands[1]) << 16 |
+         tensor_code(s.operands[2]) << 32;
+  k[2] = uint64_t(uint32_t(s.dims[0])) | uint64_t(uint32_t(s.dims[1])) << 32;
+  k[3] = uint64_t(uint32_t(s.dims[2])) | uint64_t(s.limits.vregs) << 32;
+  k[4] = uint64_t(s.limits.l1_kib) | uint64_t(s.limits.l2_kib) << 16 |
+         uint64_t(s.limits.l3_kib) << 40;
+  return k;
+}
+
+uint64_t spec_hash(const Spec &s) {
+  // Multiply-xorshift mixing of the key words; cheap and good enough for open hashing.
+  uint64_t h = 0;
+  for (uint64_t w : spec_key(s)) {
+    uint64_t z = h + w + 0x9e3779b97f4a7c15ull;  // splitmix64 finalizer per word
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    h = z ^ (z >> 31);
+  }
+  return h;
+}
+
+Spec canonical(Spec s) {
+  if (s.op != Op::Move) s.accumulate = false;
+  if (!s.is_matmul()) s.dims[2] = 1;
+  for (int i = s.operand_count(); i < 3; ++i) s.operands[i] = TensorSpec{};
+  // A register tensor has exactly one place to be.
+  for (int i = 0; i < s.operand_count(); ++i)
+    if (s.operands[i].layout.is_register()) s.operands[i].level = Level::VRF;
+  // A tile that fits one panel along the panel axis is addressed the same whatever the strip,
+  // but the strip still fixes its inner stride, so it stays.
+  if (s.threads == 0) s.threads = 1;
+  return s;
+}
+
+std::string to_string(const Spec &s) {
+  std::string out = op_name(s.op);
+  out += "(";
+  if (s.is_matmul()) {
+    out += std::to_string(s.dims[0]) + "x" + std::to_string(s.dims[1]) + "x" +
+           std::to_string(s.dims[2]);
+  } else {
+    out += std::to_string(s.dims[0]) + "x" + std::to_string(s.dims[1]);
+  }
+  static const char *kNames[3][3] = {{"A", "B", "C"}, {"T", "", ""}, {"src", "dst", ""}};
+  const int names = s.is_matmul() ? 0 : s.op == Op::Zero ? 1 : 2;
+  for (int i = 0; i < s.operand_count(); ++i)
+    out += std::string(", ") + kNames[names][i] + "=" + to_string(s.operands[i]);
+  if (s.accumulate) out += ", +=";
+  if (s.threads > 1) out += ", threads=" + std::to_string(s.threads);
+  out += ")";
+  return out;
+}
+
+Spec matmul_spec(int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, bool accumulate,
+                 int threads, MemoryLimits limits) {
+  TESSEL_CHECK(m > 0 && n > 0 && k > 0 && m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX,
+               "matmul_spec: dimensions out of range");
+  Spec s;
+  s.op = accumulate ? Op::MatmulAccum : Op::Matmul;
+  s.dims = {int32_t(m), int32_t(n), int32_t(k)};
+  s.operands[0] = {Level::GL, trans_a ? col_major() : row_major()};
+  s.operands[1] = {Level::GL, trans_b ? col_major() : row_major()};
+  s.operands[2] = {Level::GL, row_major()};
+  s.threads = uint8_t(threads < 1 ? 1 : threads > 255 ? 255 : threads);
+  s.limits = limits;
+  return canonical(s);
+}
+
+}  // namespace tessel

@@ -1,0 +1,85 @@
+// Spec: an operation applied to tensor specs. Specs are small plain values with a cheap hash:
+// the solver memoizes on them and the database keys on their coordinates.
+//
+// DESIGN NOTE (what a kernel bakes in): a spec fixes shapes, layouts and levels. Leading
+// dimensions of the user's A, B, C are not part of a spec: the search's cost does not depend
+// on them. They are baked into the emitted machine code as constants (as libxsmm does), so the
+// registry key is spec + leading dimensions, while one solved plan serves every ld. alpha is a
+// run-time argument of every kernel (applied when accumulators are stored); beta selects the
+// operation: 0 -> Matmul (C is never read), 1 -> MatmulAccum, anything else -> the runtime
+// scales C, then MatmulAccum.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "dtype.h"
+#include "tensor_spec.h"
+
+namespace tessel {
+
+enum class Op : uint8_t {
+  Matmul,       // C = A*B          operands A (m x k), B (k x n), C (m x n)
+  MatmulAccum,  // C += A*B         same operands
+  Zero,         // T = 0            operand T (rows x cols)
+  Move,         // dst = src, or dst += alpha*src when `accumulate`; src, dst (rows x cols)
+};
+const char *op_name(Op op);
+
+// Memory the spec's operands may occupy at each level. The top spec gets the target's
+// capacities; every capacity check is local to one spec (the footprint of its own operands
+// at a level must fit), so limits never shrink on the way down.
+struct MemoryLimits {
+  uint32_t vregs = 0;     // vector registers
+  uint32_t l1_kib = 0;
+  uint32_t l2_kib = 0;
+  uint32_t l3_kib = 0;
+  friend bool operator==(const MemoryLimits &, const MemoryLimits &) = default;
+  int64_t bytes(Level l) const;
+};
+
+struct Spec {
+  Op op = Op::Matmul;
+  Dtype dtype = Dtype::F32;
+  bool accumulate = false;  // Move only
+  uint8_t threads = 1;      // 1 = serial; more = may run a parallel loop over that many
+  std::array<int32_t, 3> dims{1, 1, 1};  // Matmul*: m, n, k. Zero/Move: rows, cols, 1
+  std::array<TensorSpec, 3> operands{};  // Matmul*: A, B, C. Zero: T. Move: src, dst
+  MemoryLimits limits;
+
+  friend bool operator==(const Spec &, const Spec &) = default;
+
+  int operand_count() const;
+  // Rows and columns of operand `i`.
+  int64_t rows(int i) const { return dims[operand_dims(i)[0]]; }
+  int64_t cols(int i) const { return dims[operand_dims(i)[1]]; }
+  // Which spec dimension each axis of operand `i` spans.
+  std::array<int, 2> operand_dims(int i) const;
+  bool is_matmul() const { return op == Op::Matmul || op == Op::MatmulAccum; }
+  const TensorSpec &a() const { return operands[0]; }
+  const TensorSpec &b() const { return operands[1]; }
+  const TensorSpec &c() const { return operands[2]; }
+};
+
+// Fixed-width integer coordinates of a spec: the memo and the database key on these.
+using SpecKey = std::array<uint64_t, 5>;
+SpecKey spec_key(const Spec &s);
+uint64_t spec_hash(const Spec &s);
+
+// Clears what cannot change a spec's solution (unused dimensions and operands, flags of
+// other ops) so equal problems meet in the memo. Idempotent.
+Spec canonical(Spec s);
+
+std::string to_string(const Spec &s);
+
+// The top-level spec for C = op(A)*op(B) (+ C) with row-major C; `trans_a` means A is
+// stored k x m (so read column-major), `trans_b` likewise for B.
+Spec matmul_spec(int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, bool accumulate,
+                 int threads, MemoryLimits limits);
+
+struct SpecHash {
+  size_t operator()(const Spec &s) const { return spec_hash(s); }
+};
+
+}  // namespace tessel

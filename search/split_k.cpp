@@ -1,0 +1,37 @@
+// Splitting the reduction dimension k. For MatmulAccum every step accumulates. For Matmul the
+// first step overwrites C (a Matmul) and the rest accumulate, so C is never read before it
+// is written and no separate zeroing pass is needed.
+#include "action.h"
+
+namespace tessel {
+
+void enumerate_k_splits(const Spec &s, const Target &t, std::vector<Action> &out) {
+  if (!s.is_matmul()) return;
+  if (s.c().layout.is_register()) {
+    // Inside a register tile the reduction only steps by what one multiply kernel consumes
+    // (1 for broadcast tiles, a vector for dot tiles); unrolling is the emitter's business.
+    const int32_t step = s.c().layout.kind == LayoutKind::VecDot ? t.lanes : 1;
+    if (step < s.dims[2]) out.push_back({ActionKind::SplitK, 0, 0, step});
+    return;
+  }
+  // With A and B both in L1 a split only stores C more often for the same kernels: it is
+  // dominated, so it is not offered.
+  if (s.a().level == Level::L1 && s.b().level == Level::L1) return;
+  for (int32_t size : t.tile_sizes(s.dims[2]))
+    if (step_keeps_panels(s, 2, size)) out.push_back({ActionKind::SplitK, 0, 0, size});
+}
+
+Expansion expand_k_split(const Spec &s, const Action &a, const Target &t) {
+  Expansion e = loop_expansion(s, 2, a.size, t);
+  for (Child &c : e.children)
+    if (c.present) c.spec.op = Op::MatmulAccum;
+  if (s.op == Op::Matmul) {
+    e.children[2].spec = s;
+    e.children[2].spec.dims[2] = a.size;
+    e.children[2].present = true;
+    e.children[0].multiplicity -= 1;
+  }
+  return e;
+}
+
+}  // namespace tessel

@@ -1,0 +1,39 @@
+// Staging: accessing a tile of A or B from a closer cache level. Nothing is copied; the
+// node pays for bringing the tile's lines in once from where it lives, and the body's
+// accesses are then charged at the closer level. The staged tiles must fit the level.
+#include "action.h"
+
+namespace tessel {
+
+void enumerate_stages(const Spec &s, const Target &t, std::vector<Action> &out) {
+  // Staging inside a register tile costs the same as staging just before it, so only specs
+  // with C in memory stage: that keeps register-level specs to one level class.
+  if (!s.is_matmul() || s.c().layout.is_register()) return;
+  for (int operand = 0; operand < 2; ++operand) {
+    const TensorSpec &ts = s.operands[operand];
+    for (Level level : {Level::L2, Level::L1}) {
+      if (level >= ts.level || s.limits.bytes(level) == 0) continue;
+      Spec staged = s;
+      staged.operands[operand].level = level;
+      if (fits_caches(staged, t))
+        out.push_back({ActionKind::Stage, static_cast<uint8_t>(operand),
+                       static_cast<uint8_t>(level), 0});
+    }
+  }
+}
+
+Expansion expand_stage(const Spec &s, const Action &a, const Target &t) {
+  Expansion e;
+  e.node = NodeKind::Stage;
+  e.operand = a.a;
+  const TensorSpec &from = s.operands[a.a];
+  e.local_cycles = t.lines(from, s.rows(a.a), s.cols(a.a)) *
+                   t.coef.line_cycles[static_cast<int>(from.level)];
+  e.children[0].spec = s;
+  e.children[0].spec.operands[a.a].level = Level(a.b);
+  e.children[0].present = true;
+  e.new_tensor = e.children[0].spec.operands[a.a];
+  return e;
+}
+
+}  // namespace tessel

@@ -1,0 +1,304 @@
+#include "target.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <string>
+
+namespace tessel {
+
+const char *kernel_name(KernelId k) {
+  switch (k) {
+#define TESSEL_KERNEL_NAME(id, name, doc) \
+  case KernelId::id: return name;
+    TESSEL_KERNELS(TESSEL_KERNEL_NAME)
+#undef TESSEL_KERNEL_NAME
+  }
+  return "?";
+}
+
+static int64_t read_sysfs_size(const std::string &path) {
+  std::ifstream in(path);
+  std::string text;
+  if (!(in >> text) || text.empty()) return 0;
+  int64_t value = 0;
+  size_t pos = 0;
+  while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])))
+    value = value * 10 + (text[pos++] - '0');
+  if (pos < text.size() && (text[pos] == 'K' || text[pos] == 'k')) value *= 1024;
+  if (pos < text.size() && text[pos] == 'M') value *= 1024 * 1024;
+  return value;
+}
+
+HostCaches read_host_caches() {
+  HostCaches caches;
+  for (int index = 0; index < 8; ++index) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    std::ifstream level_in(dir + "/level"), type_in(dir + "/type");
+    int level = 0;
+    std::string type;
+    if (!(level_in >> level) || !(type_in >> type)) break;
+    if (type == "Instruction") continue;
+    const int64_t size = read_sysfs_size(dir + "/size");
+    if (size <= 0) continue;
+    if (level == 1) caches.l1_bytes = size;
+    if (level == 2) caches.l2_bytes = size;
+    if (level == 3) caches.l3_bytes = size;
+  }
+  return caches;
+}
+
+Target avx2_target(const HostCaches &caches) {
+  Target t;
+  t.name = "avx2";
+  t.lanes = 8;
+  t.vregs = 16;
+  t.caches = caches;
+  // Register tiles the catalogue can fill well: 6 and 4 rows against 2 and 3 vectors of B;
+  // narrower B is read in place.
+  t.panel_row_strips = {4, 6};
+  t.panel_col_strips = {16, 24};
+  // Besides powers of two, three times powers of two up to register-tile spans, so 6-row and
+  // 24-column register tiles tile their parents without remainders.
+  t.tile_bases = {3};
+  t.register_tile_span = t.lanes * 12;
+  t.tabulate();
+  return t;
+}
+
+MemoryLimits Target::limits() const {
+  auto kib = [&](int64_t bytes) {
+    return static_cast<uint32_t>(static_cast<double>(bytes) * usable_cache_share / 1024);
+  };
+  return MemoryLimits{static_cast<uint32_t>(vregs), kib(caches.l1_bytes), kib(caches.l2_bytes),
+                      kib(caches.l3_bytes)};
+}
+
+std::vector<int32_t> Target::tile_sizes(int64_t extent) const {
+  std::vector<int32_t> sizes;
+  for (int64_t s = 1; s < extent; s *= 2) sizes.push_back(static_cast<int32_t>(s));
+  for (int base : tile_bases)
+    for (int64_t s = base; s < extent && s <= register_tile_span; s *= 2)
+      sizes.push_back(static_cast<int32_t>(s));
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+int Target::register_count(Layout l, int64_t rows, int64_t cols) const {
+  if (l.kind == LayoutKind::VecRows) return static_cast<int>(rows * ((cols + lanes - 1) / lanes));
+  if (l.kind == LayoutKind::VecDot) return static_cast<int>(rows * cols);
+  return 0;
+}
+
+double Target::lines(const TensorSpec &t, int64_t rows, int64_t cols) const {
+  const double elem = 4;  // f32
+  switch (t.layout.kind) {
+    case LayoutKind::RowMajor:
+      return rows == 1 ? (cols * elem + 60) / 64 : rows * ((cols * elem + 60) / 64);
+    case LayoutKind::ColMajor:
+      return cols == 1 ? (rows * elem + 60) / 64 : cols * ((rows * elem + 60) / 64);
+    case LayoutKind::PanelRows:
+    case LayoutKind::PanelCols:
+      return std::ceil(buffer_elements(t.layout, rows, cols) * elem / 64);
+    case LayoutKind::VecRows:
+    case LayoutKind::VecDot: return 0;
+  }
+  return 0;
+}
+
+int64_t Target::footprint(const TensorSpec &t, int64_t rows, int64_t cols) const {
+  if (t.layout.is_register()) return 0;
+  return static_cast<int64_t>(std::ceil(lines(t, rows, cols))) * 64;
+}
+
+double Target::best_cycles_per_fma(int64_t m, int64_t n) const {
+  const int64_t rows = std::min<int64_t>(m, vregs), cols = std::min<int64_t>(n, vregs * lanes);
+  if (fma_cost_table_.empty()) return compute_best_cycles_per_fma(rows, cols);
+  return fma_cost_table_[static_cast<size_t>((rows - 1) * vregs * lanes + cols - 1)];
+}
+
+void Target::tabulate() {
+  fma_cost_table_.clear();
+  std::vector<double> table;
+  for (int64_t m = 1; m <= vregs; ++m)
+    for (int64_t n = 1; n <= vregs * lanes; ++n) table.push_back(compute_best_cycles_per_fma(m, n));
+  fma_cost_table_ = std::move(table);
+}
+
+double Target::compute_best_cycles_per_fma(int64_t m, int64_t n) const {
+  // Register tiles inside an m x n output are at most that big; small ones cannot hide the
+  // FMA latency or saturate the load ports. Take the best tile that fits (either kernel).
+  const int64_t max_rows = std::min<int64_t>(m, vregs);
+  const int64_t max_vectors = std::min<int64_t>((n + lanes - 1) / lanes, vregs);
+  double best = 1e30;
+  for (int64_t r = 1; r <= max_rows; ++r)
+    for (int64_t v = 1; v <= max_vectors && r * v + v + 1 <= vregs; ++v) {
+      const double fmas = double(r * v);
+      const double cycles = std::max({fmas / coef.fma_per_cycle, coef.fma_latency,
+                                      double(r + v) / coef.loads_per_cycle});
+      best = std::min(best, cycles / fmas);
+    }
+  // A dot tile of r x c elements: r*c FMAs per call, r + c loads.
+  for (int64_t r = 1; r <= max_rows; ++r)
+    for (int64_t c = 1; c <= std::min<int64_t>(n, vregs) && r * c + c + 1 <= vregs; ++c) {
+      const double fmas = double(r * c);
+      const double cycles = std::max({fmas / coef.fma_per_cycle, coef.fma_latency,
+                                      double(r + c) / coef.loads_per_cycle});
+      best = std::min(best, cycles / fmas);
+    }
+  return best == 1e30 ? 1 / coef.fma_per_cycle : best;
+}
+
+double Target::lower_bound(const Spec &s) const {
+  if (!s.is_matmul()) return 0;
+  const double m = s.dims[0], n = s.dims[1], k = s.dims[2];
+  // The broadcast kernels spend ceil(n / lanes) FMAs per row and k step; the dot kernel
+  // ceil(k / lanes) per element. Each needs at least that many FMA issue slots.
+  const double fmas = std::min(m * std::ceil(n / lanes) * k, m * n * std::ceil(k / lanes));
+  double bound = fmas * best_cycles_per_fma(s.dims[0], s.dims[1]);
+  for (int i = 0; i < 3; ++i) {
+    const TensorSpec &t = s.operands[i];
+    if (t.layout.is_register() || t.level == Level::L1) continue;
+    // C is read for ownership and written back once at least (see StoreRows).
+    bound += (i == 2 ? 2 : 1) * lines(t, s.rows(i), s.cols(i)) *
+             coef.line_cycles[static_cast<int>(t.level)];
+  }
+  return bound;
+}
+
+// ---- the kernel catalogue ------------------------------------------------------------------
+
+namespace {
+
+bool in_memory(const TensorSpec &t) { return t.level != Level::VRF && !t.layout.is_register(); }
+// Whether each lanes-wide piece of a row of n elements is one plain vector load: rows are
+// contiguous, or panels are whole vectors wide (each vector then has its own constant offset).
+bool vector_rows(const Layout &l, int64_t n, int lanes) {
+  return l.contiguous_axis1(n) || (l.kind == LayoutKind::PanelCols && l.strip % lanes == 0);
+}
+
+bool user_layout(const Layout &l) {
+  return l.kind == LayoutKind::RowMajor || l.kind == LayoutKind::ColMajor;
+}
+
+}  // namespace
+
+bool Target::kernel_applies(KernelId k, const Spec &s) const {
+  if (s.dtype != Dtype::F32) return false;
+  const int64_t n = s.dims[1], kk = s.dims[2];
+  bool shape_ok = false;
+  switch (k) {
+    case KernelId::FmaBroadcast:
+      shape_ok = s.op == Op::MatmulAccum && kk == 1 && s.c().layout.kind == LayoutKind::VecRows &&
+                 s.a().level == Level::L1 && s.b().level == Level::L1 &&
+                 vector_rows(s.b().layout, n, lanes);
+      break;
+    case KernelId::FmaScalar:
+      shape_ok = s.op == Op::MatmulAccum && kk == 1 && n == 1 &&
+                 s.c().layout.kind == LayoutKind::VecRows && s.a().level == Level::L1 &&
+                 s.b().level == Level::L1;
+      break;
+    case KernelId::FmaDot:
+      shape_ok = s.op == Op::MatmulAccum && kk <= lanes && s.c().layout.kind == LayoutKind::VecDot &&
+                 s.a().level == Level::L1 && s.b().level == Level::L1 &&
+                 s.a().layout.contiguous_axis1(kk) && s.b().layout.contiguous_axis0(kk);
+      break;
+    case KernelId::ZeroRegisters:
+      shape_ok = s.op == Op::Zero && s.operands[0].layout.is_register();
+      break;
+    case KernelId::ZeroMemory:
+      shape_ok = s.op == Op::Zero && in_memory(s.operands[0]) &&
+                 s.operands[0].layout.kind == LayoutKind::RowMajor;
+      break;
+    case KernelId::StoreRows:
+      shape_ok = s.op == Op::Move && s.operands[0].layout.kind == LayoutKind::VecRows &&
+                 in_memory(s.operands[1]) && s.operands[1].layout.kind == LayoutKind::RowMajor;
+      break;
+    case KernelId::StoreDot:
+      shape_ok = s.op == Op::Move && s.operands[0].layout.kind == LayoutKind::VecDot &&
+                 in_memory(s.operands[1]) && s.operands[1].layout.kind == LayoutKind::RowMajor;
+      break;
+    case KernelId::PackPanels:
+      shape_ok = s.op == Op::Move && !s.accumulate && in_memory(s.operands[0]) &&
+                 user_layout(s.operands[0].layout) && s.operands[1].layout.is_panel();
+      break;
+  }
+  return shape_ok && kernel_registers(k, s) <= vregs;
+}
+
+int Target::kernel_registers(KernelId k, const Spec &s) const {
+  const int64_t m = s.dims[0], n = s.dims[1];
+  const int nv = static_cast<int>((n + lanes - 1) / lanes);
+  switch (k) {
+    case KernelId::FmaBroadcast: return static_cast<int>(m) * nv + nv + 1;  // C, B row, bcast
+    case KernelId::FmaScalar: return static_cast<int>(m) + 2;
+    case KernelId::FmaDot: return static_cast<int>(m * n + n + 1);  // C, B columns, A row
+    case KernelId::ZeroRegisters:
+      return register_count(s.operands[0].layout, s.dims[0], s.dims[1]);
+    case KernelId::ZeroMemory: return 1;
+    case KernelId::StoreRows:
+    case KernelId::StoreDot:
+      return register_count(s.operands[0].layout, s.dims[0], s.dims[1]) + 3;  // alpha, 2 temps
+    case KernelId::PackPanels: return 2;
+  }
+  return 0;
+}
+
+double Target::kernel_cost(KernelId k, const Spec &s) const {
+  const CostCoefficients &c = coef;
+  const double m = s.dims[0], n = s.dims[1], kk = s.dims[2];
+  const double nv = std::ceil(n / lanes);
+  const bool ragged = static_cast<int64_t>(n) % lanes != 0;
+  switch (k) {
+    case KernelId::FmaBroadcast:
+      // Throughput of m*nv FMAs, or the FMA latency chain when there are too few
+      // accumulators to hide it, or the load ports (m broadcasts + nv B loads).
+      return std::max({m * nv / c.fma_per_cycle, c.fma_latency, (m + nv) / c.loads_per_cycle}) +
+             (ragged ? c.masked_extra : 0);
+    case KernelId::FmaScalar:
+      return std::max({m / c.fma_per_cycle, c.fma_latency, (m + 1) / c.loads_per_cycle});
+    case KernelId::FmaDot:
+      return std::max({m * n / c.fma_per_cycle, c.fma_latency, (m + n) / c.loads_per_cycle}) +
+             (kk < lanes ? (m + n) * c.masked_extra : 0);
+    case KernelId::ZeroRegisters:
+      return 0.25 * register_count(s.operands[0].layout, s.dims[0], s.dims[1]);
+    case KernelId::ZeroMemory:
+      return m * nv / c.stores_per_cycle +
+             2 * lines(s.operands[0], s.dims[0], s.dims[1]) *
+                 c.line_cycles[static_cast<int>(s.operands[0].level)];
+    case KernelId::StoreRows: {
+      // One FMA (or multiply) and one store per vector, a load too when accumulating; the
+      // lines are read for ownership and written back.
+      const double vectors = m * nv;
+      const double masked = ragged ? m * c.masked_extra * (s.accumulate ? 2 : 1) : 0;
+      return vectors * (1 / c.stores_per_cycle + (s.accumulate ? 1 / c.loads_per_cycle : 0)) +
+             masked +
+             2 * lines(s.operands[1], s.dims[0], s.dims[1]) *
+                 c.line_cycles[static_cast<int>(s.operands[1].level)];
+    }
+    case KernelId::StoreDot:
+      // A horizontal sum is ~4 shuffles/adds per element, plus a scalar store.
+      return m * n * 5 + 2 * lines(s.operands[1], s.dims[0], s.dims[1]) *
+                             c.line_cycles[static_cast<int>(s.operands[1].level)];
+    case KernelId::PackPanels: {
+      const TensorSpec &src = s.operands[0], &dst = s.operands[1];
+      const bool along_panel = dst.layout.kind == LayoutKind::PanelRows
+                                   ? src.layout.kind == LayoutKind::ColMajor
+                                   : src.layout.kind == LayoutKind::RowMajor;
+      const double elements = m * n;
+      // A copy along the panel's fast axis moves vectors; anything else gathers scalars.
+      const double copy = along_panel
+                              ? elements / lanes * (1 / c.stores_per_cycle + c.masked_extra *
+                                                    (dst.layout.strip % lanes != 0))
+                              : elements * c.scalar_copy;
+      return copy +
+             lines(src, s.dims[0], s.dims[1]) * c.line_cycles[static_cast<int>(src.level)] +
+             lines(dst, s.dims[0], s.dims[1]) * c.line_cycles[static_cast<int>(dst.level)];
+    }
+  }
+  (void)kk;
+  return 0;
+}
+
+}  // namespace tessel

@@ -1,0 +1,87 @@
+// Target: everything the search knows about the machine. Levels and their capacities, the
+// kernel catalogue (when each kernel applies, the registers it needs, what it costs) and the
+// cost coefficients. The search is target-agnostic: it only asks these questions and adds
+// the answers up. Nothing here is specific to 8 lanes or 16 registers except the values that
+// avx2_target() fills in, so an AVX-512 target is another constructor.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels.h"
+#include "spec.h"
+
+namespace tessel {
+
+struct HostCaches {
+  int64_t l1_bytes = 48 * 1024;  // defaults: the Zen 5 machines this project targets
+  int64_t l2_bytes = 1024 * 1024;
+  int64_t l3_bytes = 32 * 1024 * 1024;
+};
+// Per-core data cache sizes from sysfs (Linux), each falling back to its default.
+HostCaches read_host_caches();
+
+// Affine cost coefficients, in core cycles.
+struct CostCoefficients {
+  double fma_per_cycle = 2;     // vector FMAs issued per cycle (Zen 3/4/5: two FMA pipes)
+  double fma_latency = 4;       // cycles until an FMA result can feed the next FMA (Zen: 4)
+  double loads_per_cycle = 2;   // vector loads per cycle (Zen: 2 x 256-bit)
+  double stores_per_cycle = 1;  // vector stores per cycle (Zen 3: 1 x 256-bit)
+  double masked_extra = 1;      // extra cycles of a vmaskmov* over a plain move (Agner Fog)
+  double scalar_copy = 0.5;     // cycles per element of a transposing (gathering) copy
+  // Cycles to bring one 64-byte line to the core from each level: the inverse of the
+  // sustained per-core bandwidth (Zen 3/5: L2 ~32 B/cycle, L3 ~16-20, DRAM ~35 GB/s at
+  // ~4.5 GHz = ~8 B/cycle). Index by Level; VRF and L1 accesses are paid by the kernels.
+  double line_cycles[5] = {0, 0, 2, 4, 8};
+  double loop_iteration = 0.5;  // counter update, compare, branch, pointer bumps
+  double fork_join = 6000;      // oneTBB parallel_for dispatch and join (~1.5 us at 4 GHz)
+};
+
+struct Target {
+  std::string name;
+  int lanes = 8;   // f32 elements per vector register
+  int vregs = 16;  // vector registers
+  HostCaches caches;
+  // Share of each cache the search lets its tiles occupy: the rest is for C tiles, stack,
+  // code and associativity conflicts (BLIS sizes its blocks to about this share too).
+  double usable_cache_share = 0.75;
+  CostCoefficients coef;
+  std::vector<int> panel_row_strips;  // heights of packed A panels
+  std::vector<int> panel_col_strips;  // widths of packed B panels
+  std::vector<int> tile_bases;        // tile sizes are powers of two, and base * 2^j ...
+  int register_tile_span = 0;         // ... up to this size
+
+  MemoryLimits limits() const;
+  // Tile sizes the search tries for a dimension of this extent, ascending, all < extent.
+  std::vector<int32_t> tile_sizes(int64_t extent) const;
+
+  // The kernel catalogue interface.
+  bool kernel_applies(KernelId k, const Spec &s) const;
+  int kernel_registers(KernelId k, const Spec &s) const;
+  double kernel_cost(KernelId k, const Spec &s) const;
+
+  // A cheap lower bound on the cost of any plan for `s`: its multiply-adds at full vector
+  // width, plus compulsory traffic (every operand's lines once from where it lives). The
+  // solver's branch and bound relies on it never exceeding the true optimum.
+  double lower_bound(const Spec &s) const;
+  // Fewest cycles per vector FMA any register tile inside an m x n output can reach.
+  double best_cycles_per_fma(int64_t m, int64_t n) const;
+  // Precomputes what the solver asks often. Call after changing any field above.
+  void tabulate();
+
+  // Vector registers a register tensor of this shape occupies.
+  int register_count(Layout l, int64_t rows, int64_t cols) const;
+  // 64-byte lines a rows x cols tile of this tensor touches (expected value for user
+  // memory of unknown alignment; exact for our 64-byte-aligned packed buffers).
+  double lines(const TensorSpec &t, int64_t rows, int64_t cols) const;
+  // Bytes of cache a tile occupies (whole lines).
+  int64_t footprint(const TensorSpec &t, int64_t rows, int64_t cols) const;
+
+ private:
+  double compute_best_cycles_per_fma(int64_t m, int64_t n) const;
+  std::vector<double> fma_cost_table_;
+};
+
+Target avx2_target(const HostCaches &caches);
+
+}  // namespace tessel

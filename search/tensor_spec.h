@@ -1,0 +1,20 @@
+// A tensor operand of a spec: where it lives and how it is laid out. Its shape comes from
+// the spec's dimensions (see operand_dims in spec.h), so it is not repeated here.
+#pragma once
+#include <string>
+
+#include "layout.h"
+#include "level.h"
+
+namespace tessel {
+
+struct TensorSpec {
+  Level level = Level::GL;
+  Layout layout;
+
+  friend bool operator==(const TensorSpec &, const TensorSpec &) = default;
+};
+
+std::string to_string(const TensorSpec &t);
+
+}  // namespace tessel
