@@ -228,18 +228,21 @@ bool Target::kernel_applies(KernelId k, const Spec &s) const {
 }
 
 int Target::kernel_registers(KernelId k, const Spec &s) const {
-  const int64_t m = s.dims[0], n = s.dims[1];
+  const int64_t m = s.dims[0], n = s.dims[1], kk = s.dims[2];
   const int nv = static_cast<int>((n + lanes - 1) / lanes);
+  const int n_mask = n % lanes != 0 ? 1 : 0;  // vmaskmovps needs its mask in a register
   switch (k) {
-    case KernelId::FmaBroadcast: return static_cast<int>(m) * nv + nv + 1;  // C, B row, bcast
+    case KernelId::FmaBroadcast:  // C, the B row, one broadcast, the edge mask
+      return static_cast<int>(m) * nv + nv + 1 + n_mask;
     case KernelId::FmaScalar: return static_cast<int>(m) + 2;
-    case KernelId::FmaDot: return static_cast<int>(m * n + n + 1);  // C, B columns, A row
+    case KernelId::FmaDot:  // C, B columns, one A row, the k-edge mask
+      return static_cast<int>(m * n + n + 1) + (kk % lanes != 0 ? 1 : 0);
     case KernelId::ZeroRegisters:
       return register_count(s.operands[0].layout, s.dims[0], s.dims[1]);
     case KernelId::ZeroMemory: return 1;
     case KernelId::StoreRows:
-    case KernelId::StoreDot:
-      return register_count(s.operands[0].layout, s.dims[0], s.dims[1]) + 3;  // alpha, 2 temps
+    case KernelId::StoreDot:  // the tile, alpha, a temporary, the edge mask
+      return register_count(s.operands[0].layout, s.dims[0], s.dims[1]) + 3;
     case KernelId::PackPanels: return 2;
   }
   return 0;
