@@ -1,13 +1,13 @@
 // The tessel command-line tool.
 //   tessel plan M K N [--trans-a] [--trans-b] [--threads T]
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 #include <map>
+#include <string>
 #include <vector>
-#include <algorithm>
 
 #include "plan.h"
 #include "solver.h"
@@ -65,8 +65,8 @@ int cmd_plan(int argc, char **argv) {
   const tessel::Target target = tessel::avx2_target(tessel::read_host_caches());
   tessel::InMemoryMemo memo;
   tessel::Solver solver(target, memo);
-  const tessel::Spec spec = tessel::matmul_spec(p.m, p.n, p.k, p.trans_a, p.trans_b, false,
-                                                p.threads, target.limits());
+  const tessel::Spec spec =
+      tessel::matmul_spec(p.m, p.n, p.k, p.trans_a, p.trans_b, false, p.threads, target.limits());
   const auto start = std::chrono::steady_clock::now();
   const tessel::MemoEntry best = solver.solve(spec);
   const double ms =
@@ -78,14 +78,19 @@ int cmd_plan(int argc, char **argv) {
   if (getenv("TESSEL_HIST")) {
     std::map<std::string, int> h;
     memo.for_each([&](const tessel::Spec &sp, const tessel::MemoEntry &) {
-      std::string key; key += tessel::op_name(sp.op);
-      for (int i = 0; i < sp.operand_count(); ++i) { key += " "; key += to_string(sp.operands[i]); }
+      std::string key;
+      key += tessel::op_name(sp.op);
+      for (int i = 0; i < sp.operand_count(); ++i) {
+        key += " ";
+        key += to_string(sp.operands[i]);
+      }
       h[key]++;
     });
     std::vector<std::pair<int, std::string>> v;
     for (auto &[k, c] : h) v.push_back({c, k});
     std::sort(v.rbegin(), v.rend());
-    for (size_t i = 0; i < v.size() && i < 40; ++i) std::printf("%8d %s\n", v[i].first, v[i].second.c_str());
+    for (size_t i = 0; i < v.size() && i < 40; ++i)
+      std::printf("%8d %s\n", v[i].first, v[i].second.c_str());
     std::printf("%zu classes\n", v.size());
   }
   tessel::Plan plan;

@@ -63,15 +63,15 @@ struct Child {
 
 struct Expansion {
   NodeKind node = NodeKind::Kernel;
-  double local_cycles = 0;   // cost of the node itself (loop overhead, staging traffic, kernel)
-  int64_t alloc_bytes = 0;   // workspace this node allocates
+  double local_cycles = 0;  // cost of the node itself (loop overhead, staging traffic, kernel)
+  int64_t alloc_bytes = 0;  // workspace this node allocates
   // Loop: step, dim, trips (full tiles), parallel. Alloc/Stage: operand.
   int dim = -1;
   int32_t step = 0;
   int64_t trips = 0;
   bool parallel = false;
   int operand = -1;
-  TensorSpec new_tensor;     // Alloc: the buffer or register tile
+  TensorSpec new_tensor;  // Alloc: the buffer or register tile
   // Fixed child slots (see NodeKind); absent slots have present == false.
   std::array<Child, 3> children;
 };

@@ -7,19 +7,25 @@ namespace tessel {
 std::string to_string(const Action &a) {
   static const char *kDims = "mnk";
   switch (a.kind) {
-    case ActionKind::Serial: return "serial";
+    case ActionKind::Serial:
+      return "serial";
     case ActionKind::ParallelTile:
       return std::string("parallel_tile ") + kDims[a.a] + " " + std::to_string(a.size);
-    case ActionKind::Tile: return std::string("tile ") + kDims[a.a] + " " + std::to_string(a.size);
-    case ActionKind::SplitK: return "split_k " + std::to_string(a.size);
+    case ActionKind::Tile:
+      return std::string("tile ") + kDims[a.a] + " " + std::to_string(a.size);
+    case ActionKind::SplitK:
+      return "split_k " + std::to_string(a.size);
     case ActionKind::Stage:
       return "stage " + std::to_string(a.a) + " " + level_name(Level(a.b));
     case ActionKind::Pack:
       return "pack " + std::to_string(a.a) + " " + level_name(Level(a.b)) + " " +
              std::to_string(a.size);
-    case ActionKind::RegisterTile: return "register_tile " + to_string(Layout{LayoutKind(a.a), 0});
-    case ActionKind::ZeroAccum: return "zero_accum";
-    case ActionKind::Kernel: return std::string("kernel ") + kernel_name(KernelId(a.a));
+    case ActionKind::RegisterTile:
+      return "register_tile " + to_string(Layout{LayoutKind(a.a), 0});
+    case ActionKind::ZeroAccum:
+      return "zero_accum";
+    case ActionKind::Kernel:
+      return std::string("kernel ") + kernel_name(KernelId(a.a));
   }
   return "?";
 }
@@ -42,15 +48,24 @@ void enumerate_actions(const Spec &s, const Target &t, std::vector<Action> &out)
 
 Expansion expand(const Spec &s, const Action &a, const Target &t) {
   switch (a.kind) {
-    case ActionKind::Serial: return expand_serial(s, a, t);
-    case ActionKind::ParallelTile: return expand_parallel_tile(s, a, t);
-    case ActionKind::Tile: return expand_tile(s, a, t);
-    case ActionKind::SplitK: return expand_k_split(s, a, t);
-    case ActionKind::Stage: return expand_stage(s, a, t);
-    case ActionKind::Pack: return expand_pack(s, a, t);
-    case ActionKind::RegisterTile: return expand_register_tile(s, a, t);
-    case ActionKind::ZeroAccum: return expand_zero_accum(s, a, t);
-    case ActionKind::Kernel: return expand_kernel(s, a, t);
+    case ActionKind::Serial:
+      return expand_serial(s, a, t);
+    case ActionKind::ParallelTile:
+      return expand_parallel_tile(s, a, t);
+    case ActionKind::Tile:
+      return expand_tile(s, a, t);
+    case ActionKind::SplitK:
+      return expand_k_split(s, a, t);
+    case ActionKind::Stage:
+      return expand_stage(s, a, t);
+    case ActionKind::Pack:
+      return expand_pack(s, a, t);
+    case ActionKind::RegisterTile:
+      return expand_register_tile(s, a, t);
+    case ActionKind::ZeroAccum:
+      return expand_zero_accum(s, a, t);
+    case ActionKind::Kernel:
+      return expand_kernel(s, a, t);
   }
   TESSEL_CHECK(false, "unknown action kind");
   return {};

@@ -7,7 +7,9 @@ namespace tessel {
 
 enum class Dtype : uint8_t { F32 = 0, BF16 = 1 };
 
-constexpr int dtype_bytes(Dtype d) { return d == Dtype::F32 ? 4 : 2; }
+constexpr int dtype_bytes(Dtype d) {
+  return d == Dtype::F32 ? 4 : 2;
+}
 const char *dtype_name(Dtype d);
 
 }  // namespace tessel

@@ -48,8 +48,12 @@ class Interpreter {
         for (int c : n.children)
           if (c >= 0) run(c);
         break;
-      case NodeKind::Stage: run(n.children[0]); break;
-      case NodeKind::Kernel: leaf(n); break;
+      case NodeKind::Stage:
+        run(n.children[0]);
+        break;
+      case NodeKind::Kernel:
+        leaf(n);
+        break;
     }
   }
 
@@ -73,7 +77,8 @@ class Interpreter {
         return const_cast<float &>(args_.a[element_offset(t.spec.layout, args_.lda, r, c)]);
       case PlanTensor::Role::B:
         return const_cast<float &>(args_.b[element_offset(t.spec.layout, args_.ldb, r, c)]);
-      case PlanTensor::Role::C: return args_.c[element_offset(t.spec.layout, args_.ldc, r, c)];
+      case PlanTensor::Role::C:
+        return args_.c[element_offset(t.spec.layout, args_.ldc, r, c)];
       case PlanTensor::Role::Buffer:
         return workspace_[static_cast<size_t>(t.workspace_offset / 4 +
                                               element_offset(t.spec.layout, t.ext, r, c))];

@@ -16,8 +16,8 @@
   X(FmaDot, "f32_fma_dot__avx2",                                                              \
     "C[m x n] (vec_dot) += A[m x k] * B[k x n], k <= lanes, k contiguous in A and B: vector " \
     "partial sums over k")                                                                    \
-  X(ZeroRegisters, "f32_zero_vregs__avx2", "T (register tile) = 0")                          \
-  X(ZeroMemory, "f32_zero_mem__avx2", "T (row-major memory) = 0")                            \
+  X(ZeroRegisters, "f32_zero_vregs__avx2", "T (register tile) = 0")                           \
+  X(ZeroMemory, "f32_zero_mem__avx2", "T (row-major memory) = 0")                             \
   X(StoreRows, "f32_store_vec_rows__avx2",                                                    \
     "dst (row-major) = alpha*src or += alpha*src from a vec_rows register tile, masked edge") \
   X(StoreDot, "f32_store_vec_dot__avx2",                                                      \

@@ -16,20 +16,28 @@ bool Layout::contiguous_axis0(int64_t extent) const {
 
 std::string to_string(Layout l) {
   switch (l.kind) {
-    case LayoutKind::RowMajor: return "row";
-    case LayoutKind::ColMajor: return "col";
-    case LayoutKind::PanelRows: return "panel_rows" + std::to_string(l.strip);
-    case LayoutKind::PanelCols: return "panel_cols" + std::to_string(l.strip);
-    case LayoutKind::VecRows: return "vec_rows";
-    case LayoutKind::VecDot: return "vec_dot";
+    case LayoutKind::RowMajor:
+      return "row";
+    case LayoutKind::ColMajor:
+      return "col";
+    case LayoutKind::PanelRows:
+      return "panel_rows" + std::to_string(l.strip);
+    case LayoutKind::PanelCols:
+      return "panel_cols" + std::to_string(l.strip);
+    case LayoutKind::VecRows:
+      return "vec_rows";
+    case LayoutKind::VecDot:
+      return "vec_dot";
   }
   return "?";
 }
 
 int64_t element_offset(Layout l, int64_t ext, int64_t i, int64_t j) {
   switch (l.kind) {
-    case LayoutKind::RowMajor: return i * ext + j;
-    case LayoutKind::ColMajor: return i + j * ext;
+    case LayoutKind::RowMajor:
+      return i * ext + j;
+    case LayoutKind::ColMajor:
+      return i + j * ext;
     case LayoutKind::PanelRows: {
       const int64_t h = l.strip;
       return (i / h) * h * ext + j * h + i % h;
@@ -39,7 +47,8 @@ int64_t element_offset(Layout l, int64_t ext, int64_t i, int64_t j) {
       return (j / w) * w * ext + i * w + j % w;
     }
     case LayoutKind::VecRows:
-    case LayoutKind::VecDot: break;
+    case LayoutKind::VecDot:
+      break;
   }
   TESSEL_CHECK(false, "element_offset on a register layout");
   return 0;
@@ -54,9 +63,12 @@ bool panel_step_ok(Layout l, int axis, int64_t extent, int64_t step) {
 
 int64_t buffer_elements(Layout l, int64_t rows, int64_t cols) {
   switch (l.kind) {
-    case LayoutKind::PanelRows: return (rows + l.strip - 1) / l.strip * l.strip * cols;
-    case LayoutKind::PanelCols: return (cols + l.strip - 1) / l.strip * l.strip * rows;
-    default: return rows * cols;
+    case LayoutKind::PanelRows:
+      return (rows + l.strip - 1) / l.strip * l.strip * cols;
+    case LayoutKind::PanelCols:
+      return (cols + l.strip - 1) / l.strip * l.strip * rows;
+    default:
+      return rows * cols;
   }
 }
 

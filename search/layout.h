@@ -35,12 +35,24 @@ struct Layout {
   bool contiguous_axis0(int64_t extent) const;
 };
 
-inline Layout row_major() { return {LayoutKind::RowMajor, 0}; }
-inline Layout col_major() { return {LayoutKind::ColMajor, 0}; }
-inline Layout panel_rows(int h) { return {LayoutKind::PanelRows, static_cast<uint8_t>(h)}; }
-inline Layout panel_cols(int w) { return {LayoutKind::PanelCols, static_cast<uint8_t>(w)}; }
-inline Layout vec_rows() { return {LayoutKind::VecRows, 0}; }
-inline Layout vec_dot() { return {LayoutKind::VecDot, 0}; }
+inline Layout row_major() {
+  return {LayoutKind::RowMajor, 0};
+}
+inline Layout col_major() {
+  return {LayoutKind::ColMajor, 0};
+}
+inline Layout panel_rows(int h) {
+  return {LayoutKind::PanelRows, static_cast<uint8_t>(h)};
+}
+inline Layout panel_cols(int w) {
+  return {LayoutKind::PanelCols, static_cast<uint8_t>(w)};
+}
+inline Layout vec_rows() {
+  return {LayoutKind::VecRows, 0};
+}
+inline Layout vec_dot() {
+  return {LayoutKind::VecDot, 0};
+}
 
 std::string to_string(Layout l);
 

@@ -11,6 +11,8 @@ enum class Level : uint8_t { VRF = 0, L1 = 1, L2 = 2, L3 = 3, GL = 4 };
 constexpr int kLevelCount = 5;
 
 const char *level_name(Level l);
-constexpr bool is_cache(Level l) { return l == Level::L1 || l == Level::L2 || l == Level::L3; }
+constexpr bool is_cache(Level l) {
+  return l == Level::L1 || l == Level::L2 || l == Level::L3;
+}
 
 }  // namespace tessel

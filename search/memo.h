@@ -15,8 +15,8 @@ namespace tessel {
 struct MemoEntry {
   bool exact = false;
   bool solvable = false;
-  Action action;         // the best action (exact and solvable)
-  Cost cost;             // exact: the optimum
+  Action action;           // the best action (exact and solvable)
+  Cost cost;               // exact: the optimum
   double lower_bound = 0;  // not exact: every plan costs more than this
 };
 

@@ -92,22 +92,30 @@ void format_node(const Plan &p, int id, int indent, std::string &out) {
       if (rest) line += " (+" + std::to_string(rest) + " remainder)";
       break;
     }
-    case NodeKind::Block: line += "block"; break;
+    case NodeKind::Block:
+      line += "block";
+      break;
     case NodeKind::Alloc: {
       const PlanTensor &t = p.tensors[n.new_tensor];
-      std::snprintf(buf, sizeof buf, "alloc %s %lldx%lld %s", n.operand == 0 ? "A" : n.operand == 1 ? "B" : "C",
+      std::snprintf(buf, sizeof buf, "alloc %s %lldx%lld %s",
+                    n.operand == 0   ? "A"
+                    : n.operand == 1 ? "B"
+                                     : "C",
                     static_cast<long long>(t.rows), static_cast<long long>(t.cols),
                     to_string(t.spec).c_str());
       line += buf;
-      if (t.bytes) line += " (" + std::to_string(t.bytes) + " B at workspace+" +
-                           std::to_string(t.workspace_offset) + ")";
+      if (t.bytes)
+        line += " (" + std::to_string(t.bytes) + " B at workspace+" +
+                std::to_string(t.workspace_offset) + ")";
       break;
     }
     case NodeKind::Stage:
       line += std::string("stage ") + (n.operand == 0 ? "A" : "B") + " -> " +
               level_name(p.nodes[n.children[0]].spec.operands[n.operand].level);
       break;
-    case NodeKind::Kernel: line += std::string(kernel_name(n.kernel)); break;
+    case NodeKind::Kernel:
+      line += std::string(kernel_name(n.kernel));
+      break;
   }
   line += "  " + to_string(n.spec);
   std::snprintf(buf, sizeof buf, "  [%.4g cycles]", n.cost.cycles);

@@ -54,7 +54,9 @@ struct Candidate {
 };
 
 // Budgets are compared with a little slack so rounding never turns a tie into a cut.
-double slack(double budget) { return budget + 1e-9 * std::abs(budget) + 1e-9; }
+double slack(double budget) {
+  return budget + 1e-9 * std::abs(budget) + 1e-9;
+}
 
 }  // namespace
 
@@ -98,14 +100,13 @@ MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
   }
   std::vector<int> order(candidates.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
-    return candidates[x].bound < candidates[y].bound;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int x, int y) { return candidates[x].bound < candidates[y].bound; });
 
   MemoEntry best;
   int best_index = -1;
-  double limit = budget;       // the most a useful plan may cost
-  double cut_bound = kInf;     // the least any skipped action could cost
+  double limit = budget;    // the most a useful plan may cost
+  double cut_bound = kInf;  // the least any skipped action could cost
   for (int position : order) {
     const Candidate &c = candidates[position];
     if (c.bound > slack(limit)) {
@@ -141,8 +142,8 @@ MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
       cut_bound = std::min(cut_bound, total.cycles);
       continue;
     }
-    const bool better = !best.solvable || cheaper(total, best.cost) ||
-                        (total == best.cost && c.index < best_index);
+    const bool better =
+        !best.solvable || cheaper(total, best.cost) || (total == best.cost && c.index < best_index);
     if (better) {
       best.exact = best.solvable = true;
       best.action = actions[c.index];

@@ -4,25 +4,36 @@
 
 namespace tessel {
 
-const char *dtype_name(Dtype d) { return d == Dtype::F32 ? "f32" : "bf16"; }
+const char *dtype_name(Dtype d) {
+  return d == Dtype::F32 ? "f32" : "bf16";
+}
 
 const char *level_name(Level l) {
   switch (l) {
-    case Level::VRF: return "VRF";
-    case Level::L1: return "L1";
-    case Level::L2: return "L2";
-    case Level::L3: return "L3";
-    case Level::GL: return "GL";
+    case Level::VRF:
+      return "VRF";
+    case Level::L1:
+      return "L1";
+    case Level::L2:
+      return "L2";
+    case Level::L3:
+      return "L3";
+    case Level::GL:
+      return "GL";
   }
   return "?";
 }
 
 const char *op_name(Op op) {
   switch (op) {
-    case Op::Matmul: return "Matmul";
-    case Op::MatmulAccum: return "MatmulAccum";
-    case Op::Zero: return "Zero";
-    case Op::Move: return "Move";
+    case Op::Matmul:
+      return "Matmul";
+    case Op::MatmulAccum:
+      return "MatmulAccum";
+    case Op::Zero:
+      return "Zero";
+    case Op::Move:
+      return "Move";
   }
   return "?";
 }
@@ -33,11 +44,16 @@ std::string to_string(const TensorSpec &t) {
 
 int64_t MemoryLimits::bytes(Level l) const {
   switch (l) {
-    case Level::VRF: return vregs;
-    case Level::L1: return int64_t{l1_kib} * 1024;
-    case Level::L2: return int64_t{l2_kib} * 1024;
-    case Level::L3: return int64_t{l3_kib} * 1024;
-    case Level::GL: return INT64_MAX;
+    case Level::VRF:
+      return vregs;
+    case Level::L1:
+      return int64_t{l1_kib} * 1024;
+    case Level::L2:
+      return int64_t{l2_kib} * 1024;
+    case Level::L3:
+      return int64_t{l3_kib} * 1024;
+    case Level::GL:
+      return INT64_MAX;
   }
   return 0;
 }
@@ -45,9 +61,12 @@ int64_t MemoryLimits::bytes(Level l) const {
 int Spec::operand_count() const {
   switch (op) {
     case Op::Matmul:
-    case Op::MatmulAccum: return 3;
-    case Op::Zero: return 1;
-    case Op::Move: return 2;
+    case Op::MatmulAccum:
+      return 3;
+    case Op::Zero:
+      return 1;
+    case Op::Move:
+      return 2;
   }
   return 0;
 }
@@ -72,8 +91,8 @@ SpecKey spec_key(const Spec &s) {
          tensor_code(s.operands[2]) << 32;
   k[2] = uint64_t(uint32_t(s.dims[0])) | uint64_t(uint32_t(s.dims[1])) << 32;
   k[3] = uint64_t(uint32_t(s.dims[2])) | uint64_t(s.limits.vregs) << 32;
-  k[4] = uint64_t(s.limits.l1_kib) | uint64_t(s.limits.l2_kib) << 16 |
-         uint64_t(s.limits.l3_kib) << 40;
+  k[4] =
+      uint64_t(s.limits.l1_kib) | uint64_t(s.limits.l2_kib) << 16 | uint64_t(s.limits.l3_kib) << 40;
   return k;
 }
 

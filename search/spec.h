@@ -31,7 +31,7 @@ const char *op_name(Op op);
 // capacities; every capacity check is local to one spec (the footprint of its own operands
 // at a level must fit), so limits never shrink on the way down.
 struct MemoryLimits {
-  uint32_t vregs = 0;     // vector registers
+  uint32_t vregs = 0;  // vector registers
   uint32_t l1_kib = 0;
   uint32_t l2_kib = 0;
   uint32_t l3_kib = 0;

@@ -16,8 +16,8 @@ void enumerate_stages(const Spec &s, const Target &t, std::vector<Action> &out) 
       Spec staged = s;
       staged.operands[operand].level = level;
       if (fits_caches(staged, t))
-        out.push_back({ActionKind::Stage, static_cast<uint8_t>(operand),
-                       static_cast<uint8_t>(level), 0});
+        out.push_back(
+            {ActionKind::Stage, static_cast<uint8_t>(operand), static_cast<uint8_t>(level), 0});
     }
   }
 }
@@ -27,8 +27,8 @@ Expansion expand_stage(const Spec &s, const Action &a, const Target &t) {
   e.node = NodeKind::Stage;
   e.operand = a.a;
   const TensorSpec &from = s.operands[a.a];
-  e.local_cycles = t.lines(from, s.rows(a.a), s.cols(a.a)) *
-                   t.coef.line_cycles[static_cast<int>(from.level)];
+  e.local_cycles =
+      t.lines(from, s.rows(a.a), s.cols(a.a)) * t.coef.line_cycles[static_cast<int>(from.level)];
   e.children[0].spec = s;
   e.children[0].spec.operands[a.a].level = Level(a.b);
   e.children[0].present = true;

@@ -10,7 +10,8 @@ namespace tessel {
 const char *kernel_name(KernelId k) {
   switch (k) {
 #define TESSEL_KERNEL_NAME(id, name, doc) \
-  case KernelId::id: return name;
+  case KernelId::id:                      \
+    return name;
     TESSEL_KERNELS(TESSEL_KERNEL_NAME)
 #undef TESSEL_KERNEL_NAME
   }
@@ -102,7 +103,8 @@ double Target::lines(const TensorSpec &t, int64_t rows, int64_t cols) const {
     case LayoutKind::PanelCols:
       return std::ceil(buffer_elements(t.layout, rows, cols) * elem / 64);
     case LayoutKind::VecRows:
-    case LayoutKind::VecDot: return 0;
+    case LayoutKind::VecDot:
+      return 0;
   }
   return 0;
 }
@@ -135,16 +137,16 @@ double Target::compute_best_cycles_per_fma(int64_t m, int64_t n) const {
   for (int64_t r = 1; r <= max_rows; ++r)
     for (int64_t v = 1; v <= max_vectors && r * v + v + 1 <= vregs; ++v) {
       const double fmas = double(r * v);
-      const double cycles = std::max({fmas / coef.fma_per_cycle, coef.fma_latency,
-                                      double(r + v) / coef.loads_per_cycle});
+      const double cycles = std::max(
+          {fmas / coef.fma_per_cycle, coef.fma_latency, double(r + v) / coef.loads_per_cycle});
       best = std::min(best, cycles / fmas);
     }
   // A dot tile of r x c elements: r*c FMAs per call, r + c loads.
   for (int64_t r = 1; r <= max_rows; ++r)
     for (int64_t c = 1; c <= std::min<int64_t>(n, vregs) && r * c + c + 1 <= vregs; ++c) {
       const double fmas = double(r * c);
-      const double cycles = std::max({fmas / coef.fma_per_cycle, coef.fma_latency,
-                                      double(r + c) / coef.loads_per_cycle});
+      const double cycles = std::max(
+          {fmas / coef.fma_per_cycle, coef.fma_latency, double(r + c) / coef.loads_per_cycle});
       best = std::min(best, cycles / fmas);
     }
   return best == 1e30 ? 1 / coef.fma_per_cycle : best;
@@ -171,7 +173,9 @@ double Target::lower_bound(const Spec &s) const {
 
 namespace {
 
-bool in_memory(const TensorSpec &t) { return t.level != Level::VRF && !t.layout.is_register(); }
+bool in_memory(const TensorSpec &t) {
+  return t.level != Level::VRF && !t.layout.is_register();
+}
 // Whether each lanes-wide piece of a row of n elements is one plain vector load: rows are
 // contiguous, or panels are whole vectors wide (each vector then has its own constant offset).
 bool vector_rows(const Layout &l, int64_t n, int lanes) {
@@ -200,9 +204,10 @@ bool Target::kernel_applies(KernelId k, const Spec &s) const {
                  s.b().level == Level::L1;
       break;
     case KernelId::FmaDot:
-      shape_ok = s.op == Op::MatmulAccum && kk <= lanes && s.c().layout.kind == LayoutKind::VecDot &&
-                 s.a().level == Level::L1 && s.b().level == Level::L1 &&
-                 s.a().layout.contiguous_axis1(kk) && s.b().layout.contiguous_axis0(kk);
+      shape_ok = s.op == Op::MatmulAccum && kk <= lanes &&
+                 s.c().layout.kind == LayoutKind::VecDot && s.a().level == Level::L1 &&
+                 s.b().level == Level::L1 && s.a().layout.contiguous_axis1(kk) &&
+                 s.b().layout.contiguous_axis0(kk);
       break;
     case KernelId::ZeroRegisters:
       shape_ok = s.op == Op::Zero && s.operands[0].layout.is_register();
@@ -234,16 +239,19 @@ int Target::kernel_registers(KernelId k, const Spec &s) const {
   switch (k) {
     case KernelId::FmaBroadcast:  // C, the B row, one broadcast, the edge mask
       return static_cast<int>(m) * nv + nv + 1 + n_mask;
-    case KernelId::FmaScalar: return static_cast<int>(m) + 2;
+    case KernelId::FmaScalar:
+      return static_cast<int>(m) + 2;
     case KernelId::FmaDot:  // C, B columns, one A row, the k-edge mask
       return static_cast<int>(m * n + n + 1) + (kk % lanes != 0 ? 1 : 0);
     case KernelId::ZeroRegisters:
       return register_count(s.operands[0].layout, s.dims[0], s.dims[1]);
-    case KernelId::ZeroMemory: return 1;
+    case KernelId::ZeroMemory:
+      return 1;
     case KernelId::StoreRows:
     case KernelId::StoreDot:  // the tile, alpha, a temporary, the edge mask
       return register_count(s.operands[0].layout, s.dims[0], s.dims[1]) + 3;
-    case KernelId::PackPanels: return 2;
+    case KernelId::PackPanels:
+      return 2;
   }
   return 0;
 }
@@ -267,9 +275,8 @@ double Target::kernel_cost(KernelId k, const Spec &s) const {
     case KernelId::ZeroRegisters:
       return 0.25 * register_count(s.operands[0].layout, s.dims[0], s.dims[1]);
     case KernelId::ZeroMemory:
-      return m * nv / c.stores_per_cycle +
-             2 * lines(s.operands[0], s.dims[0], s.dims[1]) *
-                 c.line_cycles[static_cast<int>(s.operands[0].level)];
+      return m * nv / c.stores_per_cycle + 2 * lines(s.operands[0], s.dims[0], s.dims[1]) *
+                                               c.line_cycles[static_cast<int>(s.operands[0].level)];
     case KernelId::StoreRows: {
       // One FMA (or multiply) and one store per vector, a load too when accumulating; the
       // lines are read for ownership and written back.
@@ -291,12 +298,12 @@ double Target::kernel_cost(KernelId k, const Spec &s) const {
                                    : src.layout.kind == LayoutKind::RowMajor;
       const double elements = m * n;
       // A copy along the panel's fast axis moves vectors; anything else gathers scalars.
-      const double copy = along_panel
-                              ? elements / lanes * (1 / c.stores_per_cycle + c.masked_extra *
-                                                    (dst.layout.strip % lanes != 0))
-                              : elements * c.scalar_copy;
-      return copy +
-             lines(src, s.dims[0], s.dims[1]) * c.line_cycles[static_cast<int>(src.level)] +
+      const double copy =
+          along_panel
+              ? elements / lanes *
+                    (1 / c.stores_per_cycle + c.masked_extra * (dst.layout.strip % lanes != 0))
+              : elements * c.scalar_copy;
+      return copy + lines(src, s.dims[0], s.dims[1]) * c.line_cycles[static_cast<int>(src.level)] +
              lines(dst, s.dims[0], s.dims[1]) * c.line_cycles[static_cast<int>(dst.level)];
     }
   }

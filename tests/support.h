@@ -16,6 +16,8 @@ void reference_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k
                      int64_t ldc);
 
 // Tolerance for a result accumulated over k products of values in [-1, 1).
-inline float tolerance(int64_t k) { return 1e-5f * static_cast<float>(k + 8); }
+inline float tolerance(int64_t k) {
+  return 1e-5f * static_cast<float>(k + 8);
+}
 
 }  // namespace tessel::test
