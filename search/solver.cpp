@@ -22,11 +22,11 @@ MemoEntry Solver::solve(const Spec &s) {
   // prunes more; the first plan found is the exact optimum.
   const Spec c = canonical(s);
   MemoEntry e;
-  double budget = known_lower_bound(c) * 1.02;
+  double budget = known_lower_bound(c) * 1.5;
   for (int round = 0; round < 64 && std::isfinite(budget); ++round) {
     e = solve_within(c, budget, 0);
     if (e.exact) break;
-    budget = std::max(budget, e.lower_bound) * 1.1;
+    budget = std::max(budget, e.lower_bound) * 1.5;
   }
   if (!e.exact) e = solve_within(c, std::numeric_limits<double>::infinity(), 0);
   stats_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -18,7 +18,8 @@ void enumerate_k_splits(const Spec &s, const Target &t, std::vector<Action> &out
   // dominated, so it is not offered.
   if (s.a().level == Level::L1 && s.b().level == Level::L1) return;
   for (int32_t size : t.tile_sizes(s.dims[2]))
-    if (step_keeps_panels(s, 2, size)) out.push_back({ActionKind::SplitK, 0, 0, size});
+    if (size >= t.min_blocking_tile && step_keeps_panels(s, 2, size))
+      out.push_back({ActionKind::SplitK, 0, 0, size});
 }
 
 Expansion expand_k_split(const Spec &s, const Action &a, const Target &t) {

@@ -63,6 +63,9 @@ Target avx2_target(const HostCaches &caches) {
   // 24-column register tiles tile their parents without remainders.
   t.tile_bases = {3};
   t.register_tile_span = t.lanes * 12;
+  // Cache blocks are at least two vectors wide: narrower blocks only add loop and staging
+  // overhead to what a register tile does anyway.
+  t.min_blocking_tile = 2 * t.lanes;
   t.tabulate();
   return t;
 }
@@ -114,21 +117,25 @@ int64_t Target::footprint(const TensorSpec &t, int64_t rows, int64_t cols) const
   return static_cast<int64_t>(std::ceil(lines(t, rows, cols))) * 64;
 }
 
-double Target::best_cycles_per_fma(int64_t m, int64_t n) const {
+double Target::best_cycles_per_fma(int64_t m, int64_t n, bool in_loop) const {
   const int64_t rows = std::min<int64_t>(m, vregs), cols = std::min<int64_t>(n, vregs * lanes);
-  if (fma_cost_table_.empty()) return compute_best_cycles_per_fma(rows, cols);
-  return fma_cost_table_[static_cast<size_t>((rows - 1) * vregs * lanes + cols - 1)];
+  if (fma_cost_table_.empty()) return compute_best_cycles_per_fma(rows, cols, in_loop);
+  return fma_cost_table_[static_cast<size_t>(((rows - 1) * vregs * lanes + cols - 1) * 2 +
+                                             in_loop)];
 }
 
 void Target::tabulate() {
   fma_cost_table_.clear();
   std::vector<double> table;
   for (int64_t m = 1; m <= vregs; ++m)
-    for (int64_t n = 1; n <= vregs * lanes; ++n) table.push_back(compute_best_cycles_per_fma(m, n));
+    for (int64_t n = 1; n <= vregs * lanes; ++n)
+      for (bool in_loop : {false, true})
+        table.push_back(compute_best_cycles_per_fma(m, n, in_loop));
   fma_cost_table_ = std::move(table);
 }
 
-double Target::compute_best_cycles_per_fma(int64_t m, int64_t n) const {
+double Target::compute_best_cycles_per_fma(int64_t m, int64_t n, bool in_loop) const {
+  const double overhead = in_loop ? coef.loop_iteration : 0;  // a k-loop iteration per call
   // Register tiles inside an m x n output are at most that big; small ones cannot hide the
   // FMA latency or saturate the load ports. Take the best tile that fits (either kernel).
   const int64_t max_rows = std::min<int64_t>(m, vregs);
@@ -139,9 +146,10 @@ double Target::compute_best_cycles_per_fma(int64_t m, int64_t n) const {
       const double fmas = double(r * v);
       const double cycles = std::max(
           {fmas / coef.fma_per_cycle, coef.fma_latency, double(r + v) / coef.loads_per_cycle});
-      best = std::min(best, cycles / fmas);
+      best = std::min(best, (cycles + overhead) / fmas);
     }
-  // A dot tile of r x c elements: r*c FMAs per call, r + c loads.
+  // A dot tile (its k loop may be absent, so no overhead is assumed) of r x c elements: r*c FMAs
+  // per call, r + c loads.
   for (int64_t r = 1; r <= max_rows; ++r)
     for (int64_t c = 1; c <= std::min<int64_t>(n, vregs) && r * c + c + 1 <= vregs; ++c) {
       const double fmas = double(r * c);
@@ -158,7 +166,10 @@ double Target::lower_bound(const Spec &s) const {
   // The broadcast kernels spend ceil(n / lanes) FMAs per row and k step; the dot kernel
   // ceil(k / lanes) per element. Each needs at least that many FMA issue slots.
   const double fmas = std::min(m * std::ceil(n / lanes) * k, m * n * std::ceil(k / lanes));
-  double bound = fmas * best_cycles_per_fma(s.dims[0], s.dims[1]);
+  // With k > 1 every multiply kernel runs in a loop over k and pays an iteration each.
+  double bound = fmas * best_cycles_per_fma(s.dims[0], s.dims[1], k > 1);
+  // Every element of C in memory is stored at least once, a vector at a time.
+  if (!s.c().layout.is_register()) bound += m * std::ceil(n / lanes) / coef.stores_per_cycle;
   for (int i = 0; i < 3; ++i) {
     const TensorSpec &t = s.operands[i];
     if (t.layout.is_register() || t.level == Level::L1) continue;

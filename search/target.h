@@ -50,6 +50,7 @@ struct Target {
   std::vector<int> panel_col_strips;  // widths of packed B panels
   std::vector<int> tile_bases;        // tile sizes are powers of two, and base * 2^j ...
   int register_tile_span = 0;         // ... up to this size
+  int min_blocking_tile = 1;          // smallest cache-blocking tile (see tiling.cpp)
 
   MemoryLimits limits() const;
   // Tile sizes the search tries for a dimension of this extent, ascending, all < extent.
@@ -64,8 +65,9 @@ struct Target {
   // width, plus compulsory traffic (every operand's lines once from where it lives). The
   // solver's branch and bound relies on it never exceeding the true optimum.
   double lower_bound(const Spec &s) const;
-  // Fewest cycles per vector FMA any register tile inside an m x n output can reach.
-  double best_cycles_per_fma(int64_t m, int64_t n) const;
+  // Fewest cycles per vector FMA any register tile inside an m x n output can reach, with
+  // the k loop's iteration cost when the kernel runs in one.
+  double best_cycles_per_fma(int64_t m, int64_t n, bool in_loop) const;
   // Precomputes what the solver asks often. Call after changing any field above.
   void tabulate();
 
@@ -78,7 +80,7 @@ struct Target {
   int64_t footprint(const TensorSpec &t, int64_t rows, int64_t cols) const;
 
  private:
-  double compute_best_cycles_per_fma(int64_t m, int64_t n) const;
+  double compute_best_cycles_per_fma(int64_t m, int64_t n, bool in_loop) const;
   std::vector<double> fma_cost_table_;
 };
 

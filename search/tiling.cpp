@@ -11,12 +11,14 @@ void enumerate_tiles(const Spec &s, const Target &t, std::vector<Action> &out) {
   if (s.c().layout.is_register()) return;
   // Once A and B are both in L1 nothing is left to stage, so the only use of a tile is to
   // reach a register tile: nesting a bigger tile around it adds loop overhead and nothing
-  // else. There, tiles are at most as big as a register tile can be.
+  // else. There, tiles are at most as big as a register tile can be. Before that, tiles block
+  // for the caches, and blocks narrower than min_blocking_tile are not tried.
   const bool staged = s.a().level == Level::L1 && s.b().level == Level::L1;
   const int32_t cap[2] = {t.vregs, t.vregs * t.lanes};
   for (int dim = 0; dim < 2; ++dim)
     for (int32_t size : t.tile_sizes(s.dims[dim])) {
       if (staged && size > cap[dim]) break;
+      if (!staged && size < t.min_blocking_tile) continue;
       if (step_keeps_panels(s, dim, size))
         out.push_back({ActionKind::Tile, static_cast<uint8_t>(dim), 0, size});
     }
