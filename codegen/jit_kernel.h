@@ -17,13 +17,13 @@
 namespace tessel {
 
 struct KernelArgs {
-  const float *a = nullptr;  // offset 0
-  const float *b = nullptr;  // offset 8
-  float *c = nullptr;        // offset 16
-  float alpha = 1;           // offset 24
-  void *workspace = nullptr; // offset 32: >= JitKernel::workspace_bytes, 64-byte aligned
-  int64_t begin = 0;         // offset 40
-  int64_t end = 0;           // offset 48
+  const float *a = nullptr;   // offset 0
+  const float *b = nullptr;   // offset 8
+  float *c = nullptr;         // offset 16
+  float alpha = 1;            // offset 24
+  void *workspace = nullptr;  // offset 32: >= JitKernel::workspace_bytes, 64-byte aligned
+  int64_t begin = 0;          // offset 40
+  int64_t end = 0;            // offset 48
 };
 static_assert(offsetof(KernelArgs, alpha) == 24 && offsetof(KernelArgs, workspace) == 32 &&
               offsetof(KernelArgs, begin) == 40 && offsetof(KernelArgs, end) == 48);

@@ -1,0 +1,68 @@
+// f32_fma_bcast__avx2: C[m x n] (vec_rows registers) += A[m x 1] * B[1 x n], one k step.
+//
+//                       B row: nv vectors, the last masked when n % 8 != 0
+//                       +------------+------------+
+//                       | temp(0)    | temp(1)    |   (nv = 2 shown)
+//                       +------------+------------+
+//   A column            C tile: row i, vector v = ymm(i*nv + v)
+//   A(0,0) -> bcast     | ymm0       | ymm1       |
+//   A(1,0) -> bcast     | ymm2       | ymm3       |
+//     ...               |  ...       |  ...       |
+//   A(5,0) -> bcast     | ymm10      | ymm11      |   6x16: 12 FMAs, 2 loads, 6 broadcasts
+//
+//   bcast = temp(nv), edge mask = temp(nv + 1)
+//
+// The B vectors are loaded once and reused by every row; each row's A element is broadcast
+// once and feeds nv FMAs. The loop around this kernel folds k into displacements.
+#include "kernels/kernel_emitters.h"
+
+namespace tessel {
+namespace {
+
+struct FmaBroadcastConfig {
+  int64_t rows = 0, cols = 0;
+  int vectors = 0;       // nv: B vectors per k step
+  int tile_vectors = 0;  // vectors per row of the register tile
+  int edge = 0;          // valid lanes of the last vector, 0 when n % 8 == 0
+};
+
+}  // namespace
+
+void emit_fma_broadcast(PlanEmitter &e, const PlanNode &n) {
+  const int lanes = PlanEmitter::kLanes;
+  FmaBroadcastConfig cfg;
+  cfg.rows = n.spec.dims[0];
+  cfg.cols = n.spec.dims[1];
+  cfg.vectors = static_cast<int>((cfg.cols + lanes - 1) / lanes);
+  cfg.edge = static_cast<int>(cfg.cols % lanes);
+  const PlanTensor &c = e.tensor(n, 2);
+  cfg.tile_vectors = static_cast<int>((c.cols + lanes - 1) / lanes);
+  const Layout b = e.tensor(n, 1).spec.layout;
+  if (n.spec.dims[2] != 1 || c.spec.layout.kind != LayoutKind::VecRows || c.rows != cfg.rows ||
+      c.cols != cfg.cols) {
+    e.fail("codegen: f32_fma_bcast needs a whole vec_rows tile and k == 1");
+    return;
+  }
+  if (!b.contiguous_axis1(cfg.cols) && !(b.kind == LayoutKind::PanelCols && b.strip % lanes == 0)) {
+    e.fail("codegen: f32_fma_bcast needs B rows made of whole vectors");
+    return;
+  }
+  if (!e.reserve_temps(cfg.vectors + 1 + (cfg.edge ? 1 : 0), "f32_fma_bcast")) return;
+  const Xbyak::Ymm bcast = e.temp(cfg.vectors), mask = e.temp(cfg.vectors + 1);
+  if (cfg.edge) e.load_edge_mask(mask, cfg.edge);
+  for (int v = 0; v < cfg.vectors; ++v) {
+    const Xbyak::Address src = e.element(n, 1, 0, int64_t{v} * lanes);
+    if (cfg.edge && v == cfg.vectors - 1) {
+      e.vmaskmovps(e.temp(v), mask, src);
+    } else {
+      e.vmovups(e.temp(v), src);
+    }
+  }
+  for (int64_t i = 0; i < cfg.rows; ++i) {
+    e.vbroadcastss(bcast, e.element(n, 0, i, 0));
+    for (int v = 0; v < cfg.vectors; ++v)
+      e.vfmadd231ps(e.tile(static_cast<int>(i) * cfg.tile_vectors + v), bcast, e.temp(v));
+  }
+}
+
+}  // namespace tessel

@@ -1,0 +1,62 @@
+// f32_fma_dot__avx2: C[m x n] (vec_dot registers) += A[m x k] * B[k x n], k <= 8, with k
+// contiguous in A's rows and B's columns. Each accumulator holds 8 partial sums over k; the
+// store kernel (store_dot.cpp) adds them up.
+//
+//                       B columns (k lanes each, masked when k < 8)
+//                       temp(0)   temp(1)  ...  temp(n-1)
+//   A row i (k lanes)  +--------+--------+----+
+//   -> temp(n)     i=0 | ymm0   | ymm1   |    |   element (i, j) = ymm(i*n + j)
+//                  i=1 | ymm(n) | ...    |    |
+//
+//   edge mask = temp(n + 1)
+#include "kernels/kernel_emitters.h"
+
+namespace tessel {
+namespace {
+
+struct FmaDotConfig {
+  int64_t rows = 0, cols = 0, depth = 0;
+  bool masked = false;
+};
+
+}  // namespace
+
+void emit_fma_dot(PlanEmitter &e, const PlanNode &n) {
+  const int lanes = PlanEmitter::kLanes;
+  FmaDotConfig cfg;
+  cfg.rows = n.spec.dims[0];
+  cfg.cols = n.spec.dims[1];
+  cfg.depth = n.spec.dims[2];
+  cfg.masked = cfg.depth < lanes;
+  const PlanTensor &c = e.tensor(n, 2);
+  if (cfg.depth > lanes || c.spec.layout.kind != LayoutKind::VecDot || c.rows != cfg.rows ||
+      c.cols != cfg.cols) {
+    e.fail("codegen: f32_fma_dot needs a whole vec_dot tile and k <= 8");
+    return;
+  }
+  if (!e.tensor(n, 0).spec.layout.contiguous_axis1(cfg.depth) ||
+      !e.tensor(n, 1).spec.layout.contiguous_axis0(cfg.depth)) {
+    e.fail("codegen: f32_fma_dot needs k contiguous in A and B");
+    return;
+  }
+  const int cols = static_cast<int>(cfg.cols);
+  if (!e.reserve_temps(cols + 1 + (cfg.masked ? 1 : 0), "f32_fma_dot")) return;
+  const Xbyak::Ymm a_row = e.temp(cols), mask = e.temp(cols + 1);
+  if (cfg.masked) e.load_edge_mask(mask, static_cast<int>(cfg.depth));
+  // Masked loads zero the lanes beyond k, so those lanes add nothing.
+  auto load = [&](const Xbyak::Ymm &dst, const Xbyak::Address &src) {
+    if (cfg.masked) {
+      e.vmaskmovps(dst, mask, src);
+    } else {
+      e.vmovups(dst, src);
+    }
+  };
+  for (int j = 0; j < cols; ++j) load(e.temp(j), e.element(n, 1, 0, j));
+  for (int64_t i = 0; i < cfg.rows; ++i) {
+    load(a_row, e.element(n, 0, i, 0));
+    for (int j = 0; j < cols; ++j)
+      e.vfmadd231ps(e.tile(static_cast<int>(i) * cols + j), a_row, e.temp(j));
+  }
+}
+
+}  // namespace tessel

@@ -1,0 +1,119 @@
+// f32_pack__avx2: dst (panel_rows / panel_cols buffer) = src[rows x cols] (row- or
+// column-major user memory). No alpha. Reads exactly the valid elements of src; writes only
+// valid elements of dst (padding of a partial panel is left alone: kernels never read it).
+//
+// P is the panel axis (columns for panel_cols B, rows for panel_rows A), Q the other axis:
+//
+//   dst(p, q, r) = p*strip*ext + q*strip + r         one panel = ext runs of `strip` floats
+//   src(p, q, r) = (p*strip + r)*sP + q*sQ
+//
+//   panel p (reg_count_outer) -> q (reg_count, unrolled by 4) -> run of `strip` floats:
+//     sP == 1 (copy along the panel): [ymm][ymm]..[xmm][s][s][s] from reg_src to reg_dst
+//     otherwise (transposing):         `strip` scalar loads at r*sP, stores at r
+//
+//   temp(0), temp(1): data in flight
+#include "kernels/kernel_emitters.h"
+
+namespace tessel {
+namespace {
+
+struct PackConfig {
+  int panel_axis = 1;  // 1: panel_cols (P = columns); 0: panel_rows (P = rows)
+  int64_t strip = 0;
+  int64_t p_extent = 0, q_extent = 0;
+  int64_t full_panels = 0, last_width = 0;
+  int64_t src_p = 0, src_q = 0;  // bytes per step along P and Q in src
+  int64_t dst_q = 0, dst_panel = 0;
+  bool contiguous = false;  // src consecutive along P
+  static constexpr int64_t kQUnroll = 4;
+};
+
+// Copies one run of `width` floats of a panel, at q displacement `u` (unrolled copies).
+void copy_run(PlanEmitter &e, const PackConfig &cfg, int64_t width, int64_t u) {
+  const int64_t src_at = u * cfg.src_q, dst_at = u * cfg.dst_q;
+  if (cfg.contiguous) {
+    int64_t r = 0;
+    for (; r + 8 <= width; r += 8) {
+      e.vmovups(e.temp(0), e.mem(e.reg_src, src_at + 4 * r));
+      e.vmovups(e.mem(e.reg_dst, dst_at + 4 * r), e.temp(0));
+    }
+    const Xbyak::Xmm x0(e.temp(0).getIdx()), x1(e.temp(1).getIdx());
+    if (r + 4 <= width) {
+      e.vmovups(x0, e.mem(e.reg_src, src_at + 4 * r));
+      e.vmovups(e.mem(e.reg_dst, dst_at + 4 * r), x0);
+      r += 4;
+    }
+    for (; r < width; ++r) {
+      e.vmovss(x1, e.mem(e.reg_src, src_at + 4 * r));
+      e.vmovss(e.mem(e.reg_dst, dst_at + 4 * r), x1);
+    }
+    return;
+  }
+  for (int64_t r = 0; r < width; ++r) {
+    // Alternate two registers so consecutive load/store pairs do not serialize.
+    const Xbyak::Xmm x(e.temp(static_cast<int>(r % 2)).getIdx());
+    e.vmovss(x, e.mem(e.reg_src, src_at + r * cfg.src_p));
+    e.vmovss(e.mem(e.reg_dst, dst_at + 4 * r), x);
+  }
+}
+
+// All q of one panel of `width` valid floats; leaves reg_src/reg_dst on the next panel.
+void copy_panel(PlanEmitter &e, const PackConfig &cfg, int64_t width) {
+  const int64_t main = cfg.q_extent / PackConfig::kQUnroll;
+  const int64_t tail = cfg.q_extent % PackConfig::kQUnroll;
+  if (main > 0) {
+    Xbyak::Label top;
+    e.mov(e.reg_count, main);
+    e.L(top);
+    for (int64_t u = 0; u < PackConfig::kQUnroll; ++u) copy_run(e, cfg, width, u);
+    e.add_imm(e.reg_src, PackConfig::kQUnroll * cfg.src_q);
+    e.add_imm(e.reg_dst, PackConfig::kQUnroll * cfg.dst_q);
+    e.dec(e.reg_count);
+    e.jnz(top);
+  }
+  for (int64_t u = 0; u < tail; ++u) copy_run(e, cfg, width, u);
+  const int64_t q_done = main * PackConfig::kQUnroll;
+  e.add_imm(e.reg_src, cfg.strip * cfg.src_p - q_done * cfg.src_q);
+  e.add_imm(e.reg_dst, cfg.dst_panel - q_done * cfg.dst_q);
+}
+
+}  // namespace
+
+void emit_pack_panels(PlanEmitter &e, const PlanNode &n) {
+  const PlanTensor &src = e.tensor(n, 0), &dst = e.tensor(n, 1);
+  const Layout sl = src.spec.layout, dl = dst.spec.layout;
+  if ((sl.kind != LayoutKind::RowMajor && sl.kind != LayoutKind::ColMajor) || !dl.is_panel() ||
+      dl.strip == 0 || n.spec.accumulate) {
+    e.fail("codegen: f32_pack copies row/column-major memory into a panel buffer");
+    return;
+  }
+  PackConfig cfg;
+  cfg.panel_axis = dl.kind == LayoutKind::PanelCols ? 1 : 0;
+  cfg.strip = dl.strip;
+  cfg.p_extent = n.spec.dims[static_cast<size_t>(cfg.panel_axis)];
+  cfg.q_extent = n.spec.dims[static_cast<size_t>(1 - cfg.panel_axis)];
+  cfg.full_panels = cfg.p_extent / cfg.strip;
+  cfg.last_width = cfg.p_extent % cfg.strip;
+  const int64_t pi = cfg.panel_axis == 0 ? 1 : 0, pj = 1 - pi;  // unit step along P
+  cfg.src_p = e.element_bytes(n, 0, pi, pj);
+  cfg.src_q = e.element_bytes(n, 0, pj, pi);
+  cfg.dst_q = e.element_bytes(n, 1, pj, pi);
+  cfg.dst_panel = e.element_bytes(n, 1, pi * cfg.strip, pj * cfg.strip);
+  cfg.contiguous = cfg.src_p == 4;
+  if (!e.reserve_temps(2, "f32_pack")) return;
+  e.load_origin(e.reg_src, n, 0);
+  e.load_origin(e.reg_dst, n, 1);
+  if (cfg.full_panels > 1) {
+    Xbyak::Label top;
+    e.mov(e.reg_count_outer, cfg.full_panels);
+    e.L(top);
+    copy_panel(e, cfg, cfg.strip);
+    e.dec(e.reg_count_outer);
+    e.jnz(top);
+  } else if (cfg.full_panels == 1) {
+    copy_panel(e, cfg, cfg.strip);
+  }
+  if (cfg.last_width > 0) copy_panel(e, cfg, cfg.last_width);
+}
+
+}  // namespace tessel

@@ -1,0 +1,427 @@
+#include "plan_emitter.h"
+
+#include <algorithm>
+
+#include "kernels/kernel_emitters.h"
+#include "layout.h"
+
+namespace tessel {
+namespace {
+
+// Innermost loops around a multiply kernel are unrolled: up to kFullUnroll iterations
+// completely, longer ones kUnroll at a time with a straight-line tail. Four copies of the
+// 6x16 broadcast step are ~0.5 KiB, comfortably inside the decoded-uop cache, and amortize
+// the counter and the two pointer bumps over 48 FMAs (measured: 8 gains nothing more).
+constexpr int64_t kUnroll = 4;
+constexpr int64_t kFullUnroll = 8;
+
+int register_tile_count(const PlanTensor &t) {
+  const int64_t lanes = PlanEmitter::kLanes;
+  if (t.spec.layout.kind == LayoutKind::VecRows)
+    return static_cast<int>(t.rows * ((t.cols + lanes - 1) / lanes));
+  return static_cast<int>(t.rows * t.cols);
+}
+
+}  // namespace
+
+PlanEmitter::PlanEmitter(const EmitRequest &req, size_t max_code_bytes)
+    : EmitterBase(max_code_bytes), req_(req), plan_(*req.plan) {
+  // Plan bodies can be long: every forward jump gets a 32-bit displacement.
+  setDefaultJmpNEAR(true);
+}
+
+const PlanTensor &PlanEmitter::tensor(const PlanNode &n, int operand) const {
+  return plan_.tensors[static_cast<size_t>(n.tensors[static_cast<size_t>(operand)])];
+}
+
+int64_t PlanEmitter::element_bytes(const PlanNode &n, int operand, int64_t i, int64_t j) const {
+  const int tid = n.tensors[static_cast<size_t>(operand)];
+  const TensorState &st = tensors_[static_cast<size_t>(tid)];
+  return element_offset(plan_.tensors[static_cast<size_t>(tid)].spec.layout, st.ld, i, j) * 4;
+}
+
+Xbyak::Address PlanEmitter::element(const PlanNode &n, int operand, int64_t i, int64_t j,
+                                    int64_t extra_bytes) {
+  const TensorState &st = tensors_[static_cast<size_t>(n.tensors[static_cast<size_t>(operand)])];
+  return mem(st.reg, st.disp + element_bytes(n, operand, i, j) + extra_bytes);
+}
+
+void PlanEmitter::load_origin(const Xbyak::Reg64 &dst, const PlanNode &n, int operand) {
+  const TensorState &st = tensors_[static_cast<size_t>(n.tensors[static_cast<size_t>(operand)])];
+  lea(dst, mem(st.reg, st.disp));
+}
+
+Xbyak::Ymm PlanEmitter::tile(int index) {
+  if (index < 0 || index >= tile_registers_) {
+    fail("codegen: register tile index out of range");
+    return Xbyak::Ymm(0);
+  }
+  return Xbyak::Ymm(index);
+}
+
+bool PlanEmitter::reserve_temps(int count, const char *kernel) {
+  if (tile_registers_ + count <= kVectorRegisters) return true;
+  fail(std::string("codegen: ") + kernel + " needs " + std::to_string(tile_registers_ + count) +
+       " vector registers (tile " + std::to_string(tile_registers_) + " + temporaries)");
+  return false;
+}
+
+void PlanEmitter::load_edge_mask(const Xbyak::Ymm &mask, int valid) {
+  if (valid <= 0 || valid >= kLanes) {
+    fail("codegen: edge mask of " + std::to_string(valid) + " lanes");
+    return;
+  }
+  // mask_table_ is kLanes all-ones lanes then kLanes zero lanes: starting kLanes - valid
+  // lanes in leaves exactly `valid` ones.
+  vmovups(mask, ptr[rip + mask_table_ + 4 * (kLanes - valid)]);
+}
+
+void PlanEmitter::compute_heights() {
+  // Children are built after their parent (plan.cpp appends in pre-order), so one reverse
+  // sweep sees every child before its parent.
+  height_.assign(plan_.nodes.size(), 0);
+  for (size_t id = plan_.nodes.size(); id-- > 0;) {
+    const PlanNode &n = plan_.nodes[id];
+    int h = 0;
+    for (int c : n.children)
+      if (c >= 0) {
+        if (static_cast<size_t>(c) <= id || static_cast<size_t>(c) >= plan_.nodes.size()) {
+          fail("codegen: malformed plan (child before parent)");
+          return;
+        }
+        h = std::max(h, height_[static_cast<size_t>(c)]);
+      }
+    height_[id] = h + (n.kind == NodeKind::Loop ? 1 : 0);
+  }
+  max_height_ = height_.empty() ? 0 : *std::max_element(height_.begin(), height_.end());
+}
+
+void PlanEmitter::emit() {
+  if (plan_.root < 0 || static_cast<size_t>(plan_.root) >= plan_.nodes.size() ||
+      plan_.tensors.size() < 3) {
+    fail("codegen: empty or malformed plan");
+    return;
+  }
+  const int64_t lds[3] = {req_.lda, req_.ldb, req_.ldc};
+  tensors_.assign(plan_.tensors.size(), TensorState{});
+  const Xbyak::Reg64 user_regs[3] = {reg_a, reg_b, reg_c};
+  for (int i = 0; i < 3; ++i) {
+    const PlanTensor &t = plan_.tensors[static_cast<size_t>(i)];
+    const LayoutKind k = t.spec.layout.kind;
+    if (k != LayoutKind::RowMajor && k != LayoutKind::ColMajor) {
+      fail("codegen: user tensor with a non-user layout");
+      return;
+    }
+    const int64_t need = k == LayoutKind::RowMajor ? t.cols : t.rows;
+    if (lds[i] < need) {
+      fail("codegen: leading dimension " + std::to_string(lds[i]) + " of operand " +
+           std::to_string(i) + " is smaller than " + std::to_string(need));
+      return;
+    }
+    tensors_[static_cast<size_t>(i)] = TensorState{true, user_regs[i], 0, lds[i]};
+  }
+  compute_heights();
+  if (failed()) return;
+  preamble(std::max(0, max_height_ - kCounterRegisters));
+  emit_node(plan_.root);
+  postamble();
+  align(32);
+  L(mask_table_);
+  for (int i = 0; i < kLanes; ++i) dd(0xffffffffu);
+  for (int i = 0; i < kLanes; ++i) dd(0);
+}
+
+void PlanEmitter::emit_node(int id) {
+  if (failed()) return;
+  const PlanNode &n = plan_.nodes[static_cast<size_t>(id)];
+  switch (n.kind) {
+    case NodeKind::Loop:
+      if (n.parallel && id == plan_.root) {
+        emit_parallel_root(id);
+      } else {
+        // A parallel loop below the root cannot be handed to the runtime: run it serially.
+        emit_loop(id);
+      }
+      return;
+    case NodeKind::Block:
+      for (int c : n.children)
+        if (c >= 0) emit_node(c);
+      return;
+    case NodeKind::Alloc:
+      emit_alloc(id);
+      return;
+    case NodeKind::Stage:
+      // Cache staging copies nothing: only the cost model sees it.
+      if (n.children[0] >= 0) emit_node(n.children[0]);
+      return;
+    case NodeKind::Kernel:
+      emit_kernel_call(id);
+      return;
+  }
+  fail("codegen: unknown plan node kind");
+}
+
+bool PlanEmitter::loop_shifts(const PlanNode &n, std::vector<Shift> *out) {
+  out->clear();
+  if (n.dim < 0 || n.dim > 2 || n.step <= 0 || n.trips < 0) {
+    fail("codegen: malformed loop node");
+    return false;
+  }
+  for (int o = 0; o < n.spec.operand_count(); ++o) {
+    const auto axes = n.spec.operand_dims(o);
+    for (int axis = 0; axis < 2; ++axis) {
+      if (axes[static_cast<size_t>(axis)] != n.dim) continue;
+      const int tid = n.tensors[static_cast<size_t>(o)];
+      if (tid < 0 || !tensors_[static_cast<size_t>(tid)].live) {
+        fail("codegen: loop over a tensor that is not live");
+        return false;
+      }
+      const PlanTensor &t = plan_.tensors[static_cast<size_t>(tid)];
+      if (t.role == PlanTensor::Role::Registers) {
+        fail("codegen: a loop moves a register tile (registers are named, not addressed)");
+        return false;
+      }
+      if (!panel_step_ok(t.spec.layout, axis, n.spec.dims[static_cast<size_t>(n.dim)], n.step)) {
+        fail("codegen: loop step breaks panel alignment: increments would not be constant");
+        return false;
+      }
+      const int64_t inc = 4 * element_offset(t.spec.layout, tensors_[static_cast<size_t>(tid)].ld,
+                                             axis == 0 ? n.step : 0, axis == 1 ? n.step : 0);
+      out->emplace_back(tid, inc);
+    }
+  }
+  return true;
+}
+
+void PlanEmitter::advance(const std::vector<Shift> &shifts, int64_t times) {
+  for (const Shift &s : shifts)
+    add_imm(tensors_[static_cast<size_t>(s.first)].reg, s.second * times);
+}
+
+void PlanEmitter::displace(const std::vector<Shift> &shifts, int64_t times) {
+  for (const Shift &s : shifts) tensors_[static_cast<size_t>(s.first)].disp += s.second * times;
+}
+
+void PlanEmitter::counter_set(int height, int64_t value) {
+  if (height <= kCounterRegisters) {
+    mov(reg_loop[height - 1], value);
+  } else {
+    mov(reg_scratch, value);
+    mov(spill_slot(height - kCounterRegisters - 1), reg_scratch);
+  }
+}
+
+void PlanEmitter::counter_dec(int height) {
+  if (height <= kCounterRegisters) {
+    dec(reg_loop[height - 1]);
+  } else {
+    dec(spill_slot(height - kCounterRegisters - 1));
+  }
+}
+
+void PlanEmitter::emit_loop(int id) {
+  const PlanNode &n = plan_.nodes[static_cast<size_t>(id)];
+  std::vector<Shift> shifts;
+  if (!loop_shifts(n, &shifts)) return;
+  const int body = n.children[0], rest = n.children[1], first = n.children[2];
+  const int height = height_[static_cast<size_t>(id)];
+  int64_t iterations = n.trips;
+  int64_t done_static = 0, done_dynamic = 0;  // iterations folded into displacements / adds
+  if (first >= 0 && iterations > 0) {
+    emit_node(first);
+    displace(shifts, 1);
+    ++done_static;
+    --iterations;
+  }
+  if (iterations > 0 && body < 0) {
+    fail("codegen: loop without a body");
+    return;
+  }
+  if (iterations > 0 && plan_.nodes[static_cast<size_t>(body)].kind == NodeKind::Kernel) {
+    emit_unrolled_kernel_loop(id, iterations, shifts);
+    // It leaves the origins after all its iterations; remember how to take them back.
+    if (iterations <= kFullUnroll) {
+      done_static += iterations;
+    } else {
+      done_dynamic += iterations / kUnroll * kUnroll;
+      done_static += iterations % kUnroll;
+    }
+  } else if (iterations == 1) {
+    emit_node(body);
+    displace(shifts, 1);
+    ++done_static;
+  } else if (iterations > 1) {
+    Xbyak::Label top;
+    counter_set(height, iterations);
+    L(top);
+    emit_node(body);
+    advance(shifts, 1);
+    counter_dec(height);
+    jnz(top);
+    done_dynamic += iterations;
+  }
+  // The origins now sit on the remainder tile.
+  if (rest >= 0) emit_node(rest);
+  advance(shifts, -done_dynamic);
+  displace(shifts, -done_static);
+}
+
+void PlanEmitter::emit_unrolled_kernel_loop(int id, int64_t iterations,
+                                            const std::vector<Shift> &shifts) {
+  const PlanNode &n = plan_.nodes[static_cast<size_t>(id)];
+  const int body = n.children[0];
+  if (iterations <= kFullUnroll) {
+    for (int64_t u = 0; u < iterations; ++u) {
+      emit_node(body);
+      displace(shifts, 1);
+    }
+    return;
+  }
+  Xbyak::Label top;
+  counter_set(height_[static_cast<size_t>(id)], iterations / kUnroll);
+  L(top);
+  for (int64_t u = 0; u < kUnroll; ++u) {
+    emit_node(body);
+    displace(shifts, 1);
+  }
+  displace(shifts, -kUnroll);
+  advance(shifts, kUnroll);
+  counter_dec(height_[static_cast<size_t>(id)]);
+  jnz(top);
+  for (int64_t u = 0; u < iterations % kUnroll; ++u) {
+    emit_node(body);
+    displace(shifts, 1);
+  }
+}
+
+void PlanEmitter::emit_parallel_root(int id) {
+  const PlanNode &n = plan_.nodes[static_cast<size_t>(id)];
+  std::vector<Shift> shifts;
+  if (!loop_shifts(n, &shifts)) return;
+  const int body = n.children[0], rest = n.children[1], first = n.children[2];
+  const int64_t total = n.trips + (rest >= 0 ? 1 : 0);
+  Xbyak::Label top, next, done, remainder;
+  // index = clamp(begin, 0, ...), end = min(end, total): a caller's sloppy range never runs
+  // tiles that do not exist.
+  mov(reg_count, begin_slot());
+  xor_(reg_scratch.cvt32(), reg_scratch.cvt32());
+  test(reg_count, reg_count);
+  cmovs(reg_count, reg_scratch);
+  mov(reg_count_outer, end_slot());
+  mov(reg_scratch, total);
+  cmp(reg_count_outer, reg_scratch);
+  cmovg(reg_count_outer, reg_scratch);
+  mov(end_slot(), reg_count_outer);
+  mov(index_slot(), reg_count);
+  cmp(reg_count, reg_count_outer);
+  jge(done);
+  // Origins of tile `begin`.
+  for (const Shift &s : shifts) {
+    mov(reg_scratch, s.second);
+    imul(reg_scratch, reg_count);
+    add(tensors_[static_cast<size_t>(s.first)].reg, reg_scratch);
+  }
+  L(top);
+  if (rest >= 0) {
+    mov(reg_count, index_slot());
+    cmp(reg_count, static_cast<uint32_t>(n.trips));
+    jge(remainder);
+  }
+  if (first >= 0) {
+    Xbyak::Label not_first;
+    mov(reg_count, index_slot());
+    test(reg_count, reg_count);
+    jnz(not_first);
+    emit_node(first);
+    jmp(next);
+    L(not_first);
+  }
+  if (body >= 0) emit_node(body);
+  L(next);
+  advance(shifts, 1);
+  mov(reg_count, index_slot());
+  inc(reg_count);
+  mov(index_slot(), reg_count);
+  cmp(reg_count, end_slot());
+  jl(top);
+  if (rest >= 0) {
+    jmp(done);
+    L(remainder);
+    emit_node(rest);
+  }
+  L(done);
+}
+
+void PlanEmitter::emit_alloc(int id) {
+  const PlanNode &n = plan_.nodes[static_cast<size_t>(id)];
+  const int nt = n.new_tensor;
+  if (nt < 0 || static_cast<size_t>(nt) >= plan_.tensors.size()) {
+    fail("codegen: alloc without a tensor");
+    return;
+  }
+  const PlanTensor &t = plan_.tensors[static_cast<size_t>(nt)];
+  TensorState &st = tensors_[static_cast<size_t>(nt)];
+  if (t.role == PlanTensor::Role::Registers) {
+    if (tile_tensor_ >= 0) {
+      fail("codegen: nested register tiles");
+      return;
+    }
+    const int count = register_tile_count(t);
+    if (count > kVectorRegisters) {
+      fail("codegen: register tile of " + std::to_string(count) + " vectors");
+      return;
+    }
+    tile_tensor_ = nt;
+    tile_registers_ = count;
+    st = TensorState{true, Xbyak::Reg64(), 0, 0};
+  } else if (t.role == PlanTensor::Role::Buffer) {
+    if (n.operand != 0 && n.operand != 1) {
+      fail("codegen: packed buffer for an operand other than A or B");
+      return;
+    }
+    const Xbyak::Reg64 reg = n.operand == 0 ? reg_a_panel : reg_b_panel;
+    for (size_t i = 0; i < tensors_.size(); ++i)
+      if (tensors_[i].live && tensors_[i].reg == reg &&
+          plan_.tensors[i].role == PlanTensor::Role::Buffer) {
+        fail("codegen: two packed buffers of one operand are live at once");
+        return;
+      }
+    if (t.workspace_offset < 0 || t.workspace_offset + t.bytes > plan_.workspace_bytes) {
+      fail("codegen: buffer outside the workspace");
+      return;
+    }
+    mov(reg, workspace_slot());
+    add_imm(reg, t.workspace_offset);
+    st = TensorState{true, reg, 0, t.ext};
+  } else {
+    fail("codegen: alloc of a user tensor");
+    return;
+  }
+  for (int c : n.children)
+    if (c >= 0) emit_node(c);
+  st.live = false;
+  if (nt == tile_tensor_) {
+    tile_tensor_ = -1;
+    tile_registers_ = 0;
+  }
+}
+
+void PlanEmitter::emit_kernel_call(int id) {
+  const PlanNode &n = plan_.nodes[static_cast<size_t>(id)];
+  for (int o = 0; o < n.spec.operand_count(); ++o) {
+    const int tid = n.tensors[static_cast<size_t>(o)];
+    if (tid < 0 || static_cast<size_t>(tid) >= tensors_.size() ||
+        !tensors_[static_cast<size_t>(tid)].live) {
+      fail(std::string("codegen: ") + kernel_name(n.kernel) + " reads a tensor that is not live");
+      return;
+    }
+    const PlanTensor &t = plan_.tensors[static_cast<size_t>(tid)];
+    if (t.spec.layout.is_register() && tid != tile_tensor_) {
+      fail("codegen: register operand outside its register tile");
+      return;
+    }
+  }
+  emit_catalogue_kernel(*this, n);
+}
+
+}  // namespace tessel

@@ -1,0 +1,90 @@
+// The plan emitter: walks a plan tree (Loop / Block / Alloc / Stage / Kernel) and lowers it
+// into one function, void fn(const KernelArgs *).
+//
+// Every live memory tensor (A, B, C, a packed buffer) keeps its tile origin in a register
+// named by role, plus a static displacement that unrolled loops fold into addresses. A loop
+// adds its constant per-iteration increment to the origins of the operands that span its
+// dimension and takes it back after the loop (the search keeps panel tiles aligned, so the
+// increment is the same for every iteration). The register tile of an Alloc is ymm0 upward;
+// kernel temporaries follow it. Leaf kernels are emitted by the functions of kernels/, which
+// reach operands only through the accessors below.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "emitter_base.h"
+#include "jit_kernel.h"
+#include "plan.h"
+
+namespace tessel {
+
+class PlanEmitter : public EmitterBase {
+ public:
+  PlanEmitter(const EmitRequest &req, size_t max_code_bytes);
+
+  // Emits the whole function. Check status() afterwards.
+  void emit();
+
+  // ---- for kernel emitters ----------------------------------------------------------------
+  static constexpr int kLanes = 8;  // f32 lanes of a ymm register
+  static constexpr int kVectorRegisters = 16;
+
+  const Plan &plan() const { return plan_; }
+  const PlanTensor &tensor(const PlanNode &n, int operand) const;
+  // Address of element (i, j) of operand `operand`'s tile (memory operands only), plus
+  // `extra_bytes`.
+  Xbyak::Address element(const PlanNode &n, int operand, int64_t i, int64_t j,
+                         int64_t extra_bytes = 0);
+  // Byte offset of element (i, j) from the tile origin of a memory operand.
+  int64_t element_bytes(const PlanNode &n, int operand, int64_t i, int64_t j) const;
+  // Loads the tile origin of a memory operand into `dst`.
+  void load_origin(const Xbyak::Reg64 &dst, const PlanNode &n, int operand);
+  // Number of ymm registers the live register tile occupies (0 outside register tiles).
+  int tile_registers() const { return tile_registers_; }
+  // Accumulator register `index` of the live register tile.
+  Xbyak::Ymm tile(int index);
+  // Reserves `count` temporaries after the register tile; false (and a failure recorded)
+  // when they do not fit the register file.
+  bool reserve_temps(int count, const char *kernel);
+  Xbyak::Ymm temp(int k) const { return Xbyak::Ymm(tile_registers_ + k); }
+  // Loads into `mask` a vmaskmovps mask whose first `valid` lanes (1..7) are set.
+  void load_edge_mask(const Xbyak::Ymm &mask, int valid);
+
+ private:
+  struct TensorState {
+    bool live = false;
+    Xbyak::Reg64 reg = Xbyak::Reg64(0);  // tile origin (memory tensors; unused otherwise)
+    int64_t disp = 0;                    // folded into every address (unrolled loops)
+    int64_t ld = 0;  // leading dimension (user tensors) or extent (buffers), in elements
+  };
+  // An origin a loop moves: tensor and its byte increment per iteration.
+  using Shift = std::pair<int, int64_t>;
+
+  void compute_heights();
+  void emit_node(int id);
+  void emit_loop(int id);
+  void emit_parallel_root(int id);
+  void emit_unrolled_kernel_loop(int id, int64_t iterations, const std::vector<Shift> &shifts);
+  void emit_alloc(int id);
+  void emit_kernel_call(int id);
+  bool loop_shifts(const PlanNode &n, std::vector<Shift> *out);
+  // Moves every shifted origin by `times` iterations at run time, or statically.
+  void advance(const std::vector<Shift> &shifts, int64_t times);
+  void displace(const std::vector<Shift> &shifts, int64_t times);
+  // Counter of a loop of this height: a register, or a stack slot above kCounterRegisters.
+  void counter_set(int height, int64_t value);
+  void counter_dec(int height);
+
+  const EmitRequest &req_;
+  const Plan &plan_;
+  std::vector<TensorState> tensors_;
+  std::vector<int> height_;
+  int max_height_ = 0;
+  int tile_registers_ = 0;
+  int tile_tensor_ = -1;
+  Xbyak::Label mask_table_;
+};
+
+}  // namespace tessel

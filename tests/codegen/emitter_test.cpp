@@ -1,0 +1,97 @@
+// Seeded random differential tests of the whole pipeline: spec -> search -> emit -> run,
+// compared with the plan interpreter and the naive reference, with guard canaries around C,
+// the workspace, and bitwise checks that A and B are untouched.
+#include <cstdio>
+#include <fstream>
+
+#include "jit_harness.h"
+
+namespace tessel {
+namespace {
+
+// Sizes that stress edges: 1, primes, multiples of 8 and 6 and their neighbours.
+constexpr int64_t kSpecialSizes[] = {1,  2,  3,  5,  6,  7,  8,  9,  11, 12, 13, 15, 16, 17, 23,
+                                     24, 25, 31, 32, 33, 37, 47, 48, 49, 61, 64, 65, 89, 96, 97};
+
+test::JitCase random_case(std::mt19937_64 &rng, int64_t max_size) {
+  auto pick = [&] {
+    if (rng() % 2) {
+      int64_t s;
+      do s = kSpecialSizes[rng() % std::size(kSpecialSizes)];
+      while (s > max_size);
+      return s;
+    }
+    return int64_t(1 + rng() % uint64_t(max_size));
+  };
+  static const float kAlphas[] = {1.0f, -1.0f, 0.5f};
+  test::JitCase c;
+  c.m = pick();
+  c.n = pick();
+  c.k = pick();
+  c.trans_a = rng() & 1;
+  c.trans_b = rng() & 1;
+  c.accumulate = rng() & 1;
+  c.alpha = kAlphas[rng() % 3];
+  return c;
+}
+
+// One seed is one case: a failure prints its seed, which goes into regression_seeds.txt.
+std::string run_seed(Solver &solver, uint64_t seed, int64_t max_size) {
+  std::mt19937_64 rng(seed);
+  const test::JitCase c = random_case(rng, max_size);
+  return test::run_jit_case(solver, c, rng);
+}
+
+}  // namespace
+
+TEST_CASE("emitted kernels equal the interpreter and the reference on seeded random shapes") {
+  const Target target = avx2_target(read_host_caches());
+  InMemoryMemo memo;
+  Solver solver(target, memo);
+  const uint64_t base_seed = 0x7e55e1;
+  int failures = 0;
+  for (uint64_t i = 0; i < 160; ++i) {
+    const uint64_t seed = base_seed + i;
+    const std::string r = run_seed(solver, seed, 100);
+    if (!r.empty() && failures++ < 3)
+      FAIL_CHECK("seed " << seed << " (add it to tests/codegen/regression_seeds.txt): " << r);
+  }
+  CHECK(failures == 0);
+}
+
+TEST_CASE("regression seeds stay fixed") {
+  const Target target = avx2_target(read_host_caches());
+  InMemoryMemo memo;
+  Solver solver(target, memo);
+  // Next to this file, wherever the build directory is.
+  std::string dir = __FILE__;
+  dir = dir.substr(0, dir.find_last_of('/'));
+  std::ifstream in(dir + "/regression_seeds.txt");
+  REQUIRE(in.good());
+  std::string line;
+  int count = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const uint64_t seed = std::stoull(line);
+    const std::string r = run_seed(solver, seed, 100);
+    CHECK_MESSAGE(r.empty(), "regression seed " << seed << ": " << r);
+    ++count;
+  }
+  MESSAGE(count << " regression seeds");
+}
+
+TEST_CASE("square and edge shapes around the register tile") {
+  const Target target = avx2_target(read_host_caches());
+  InMemoryMemo memo;
+  Solver solver(target, memo);
+  std::mt19937_64 rng(42);
+  for (int64_t s : {1, 5, 6, 7, 8, 15, 16, 17, 47, 48, 49, 96, 97})
+    for (int t = 0; t < 4; ++t)
+      for (bool acc : {false, true}) {
+        const test::JitCase c{s, s, s, bool(t & 1), bool(t & 2), acc, 1, acc ? 0.5f : -1.0f};
+        const std::string r = test::run_jit_case(solver, c, rng);
+        CHECK_MESSAGE(r.empty(), r);
+      }
+}
+
+}  // namespace tessel

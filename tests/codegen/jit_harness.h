@@ -1,0 +1,183 @@
+// Shared by the codegen tests: solve a matmul spec, emit it, run the machine code on seeded
+// data with non-tight leading dimensions and guard canaries, and compare against both the
+// plan interpreter and the naive reference.
+#pragma once
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "interpreter.h"
+#include "jit_kernel.h"
+#include "memo.h"
+#include "plan.h"
+#include "solver.h"
+#include "support.h"
+
+namespace tessel::test {
+
+struct JitCase {
+  int64_t m = 1, n = 1, k = 1;
+  bool trans_a = false, trans_b = false, accumulate = false;
+  int threads = 1;
+  float alpha = 1;
+};
+
+inline std::string describe(const JitCase &c) {
+  std::ostringstream os;
+  os << c.m << "x" << c.n << "x" << c.k << (c.trans_a ? " trans_a" : "")
+     << (c.trans_b ? " trans_b" : "") << (c.accumulate ? " accumulate" : " overwrite")
+     << " threads=" << c.threads << " alpha=" << c.alpha;
+  return os.str();
+}
+
+// Jitted code is invisible to ASan: every buffer the kernel may touch is surrounded by
+// canaries, and A and B are checked bit for bit afterwards.
+constexpr int64_t kGuard = 64;
+constexpr uint32_t kCanaryBits = 0x7fc0dead;  // a NaN no arithmetic produces
+
+inline float canary() {
+  float f;
+  std::memcpy(&f, &kCanaryBits, 4);
+  return f;
+}
+inline bool is_canary(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u == kCanaryBits;
+}
+
+struct AlignedFree {
+  void operator()(void *p) const { std::free(p); }
+};
+
+// Runs the kernel over iteration ranges split at `splits` (parallel roots), or once.
+using RangeRunner = void (*)(const JitKernel &, KernelArgs);
+
+inline void run_whole(const JitKernel &jit, KernelArgs args) {
+  args.begin = 0;
+  args.end = jit.parallel_iterations();
+  jit.fn()(&args);
+}
+
+// Returns an empty string on success, else what went wrong (with the plan).
+inline std::string run_jit_case(Solver &solver, const JitCase &c, std::mt19937_64 &rng,
+                                Plan *plan_out = nullptr, const std::vector<int64_t> &splits = {}) {
+  const Spec spec = matmul_spec(c.m, c.n, c.k, c.trans_a, c.trans_b, c.accumulate, c.threads,
+                                solver.target().limits());
+  Plan plan;
+  if (!build_plan(solver, spec, &plan)) return "unsolvable spec " + to_string(spec);
+  if (plan_out != nullptr) *plan_out = plan;
+  const int64_t lda = (c.trans_a ? c.m : c.k) + int64_t(rng() % 5);
+  const int64_t ldb = (c.trans_b ? c.k : c.n) + int64_t(rng() % 5);
+  const int64_t ldc = c.n + int64_t(rng() % 5);
+  std::vector<float> a(size_t((c.trans_a ? c.k : c.m) * lda + 2 * kGuard));
+  std::vector<float> b(size_t((c.trans_b ? c.n : c.k) * ldb + 2 * kGuard));
+  std::vector<float> got(size_t(c.m * ldc + 2 * kGuard));
+  fill_random(a, rng);
+  fill_random(b, rng);
+  if (c.accumulate) {
+    fill_random(got, rng);
+  } else {
+    std::fill(got.begin(), got.end(), std::nanf(""));  // a Matmul must never read C
+  }
+  for (int64_t g = 0; g < kGuard; ++g) {
+    got[size_t(g)] = canary();
+    got[got.size() - 1 - size_t(g)] = canary();
+  }
+  const std::vector<float> a0 = a, b0 = b, c0 = got;
+  std::vector<float> interp = got, want = got;
+
+  EmitRequest req;
+  req.plan = &plan;
+  req.lda = lda;
+  req.ldb = ldb;
+  req.ldc = ldc;
+  req.name = describe(c);
+  std::unique_ptr<JitKernel> jit;
+  std::string error;
+  if (!emit_kernel(req, &jit, &error)) return "emit failed: " + error + "\n" + format_plan(plan);
+
+  const int64_t ws_bytes = (plan.workspace_bytes + 4 * kGuard + 63) / 64 * 64 + 64;
+  std::unique_ptr<float, AlignedFree> ws(
+      static_cast<float *>(std::aligned_alloc(64, size_t(ws_bytes))));
+  const int64_t ws_floats = ws_bytes / 4;
+  for (int64_t i = 0; i < ws_floats; ++i) ws.get()[i] = canary();
+
+  KernelArgs args;
+  args.a = a.data() + kGuard;
+  args.b = b.data() + kGuard;
+  args.c = got.data() + kGuard;
+  args.alpha = c.alpha;
+  args.workspace = ws.get();
+  if (jit->parallel_iterations() > 0 && !splits.empty()) {
+    int64_t begin = 0;
+    for (int64_t s : splits) {
+      args.begin = begin;
+      args.end = s;
+      jit->fn()(&args);
+      begin = s;
+    }
+    args.begin = begin;
+    args.end = jit->parallel_iterations();
+    jit->fn()(&args);
+  } else {
+    run_whole(*jit, args);
+  }
+
+  interpret(plan, MatmulArgs{a0.data() + kGuard, b0.data() + kGuard, interp.data() + kGuard, lda,
+                             ldb, ldc, c.alpha});
+  reference_sgemm(c.trans_a, c.trans_b, c.m, c.n, c.k, c.alpha, a0.data() + kGuard, lda,
+                  b0.data() + kGuard, ldb, c.accumulate ? 1.0f : 0.0f, want.data() + kGuard, ldc);
+
+  std::ostringstream why;
+  auto report = [&](const std::string &what) {
+    why << what << " for " << describe(c) << " lda=" << lda << " ldb=" << ldb << " ldc=" << ldc
+        << "\n"
+        << format_plan(plan);
+    return why.str();
+  };
+  if (a != a0) return report("A was modified");
+  if (b != b0) return report("B was modified");
+  for (int64_t i = plan.workspace_bytes / 4; i < ws_floats; ++i)
+    if (!is_canary(ws.get()[i])) return report("write past the workspace");
+  const float tol = tolerance(c.k) * std::max(1.0f, std::abs(c.alpha));
+  for (size_t p = 0; p < got.size(); ++p) {
+    const int64_t q = int64_t(p) - kGuard;
+    const bool inside = q >= 0 && q < c.m * ldc && q % ldc < c.n;
+    if (!inside) {
+      const bool same = std::memcmp(&got[p], &c0[p], 4) == 0;
+      if (!same) {
+        std::ostringstream w;
+        w << "write outside C at element offset " << q;
+        return report(w.str());
+      }
+      continue;
+    }
+    const float g = got[p], r = want[p], in = interp[p];
+    if (!(std::abs(g - r) <= tol) || !(std::abs(g - in) <= tol)) {
+      std::ostringstream w;
+      w << "mismatch at (" << q / ldc << "," << q % ldc << "): jit " << g << " reference " << r
+        << " interpreter " << in;
+      return report(w.str());
+    }
+  }
+  return "";
+}
+
+// Every KernelId a plan uses.
+inline std::vector<bool> kernels_in(const Plan &plan) {
+  std::vector<bool> used(size_t(kKernelCount), false);
+  for (const PlanNode &n : plan.nodes)
+    if (n.kind == NodeKind::Kernel) used[size_t(n.kernel)] = true;
+  return used;
+}
+
+}  // namespace tessel::test
