@@ -17,9 +17,10 @@ void add_child_cost(Cost &total, const Cost &child, double multiplicity) {
 
 MemoEntry Solver::solve(const Spec &s) {
   const auto start = std::chrono::steady_clock::now();
-  // Iterative widening: search under a budget just above the lower bound, and widen it until
-  // a plan fits. Each failed round leaves proven lower bounds in the memo, so the next round
-  // prunes more; the first plan found is the exact optimum.
+  // Iterative widening: search under a budget 50% above the lower bound (the model's
+  // overheads rarely reach that), and widen it until a plan fits. Each failed round leaves proven
+  // lower bounds in the memo, so the next round prunes more; the first plan found is the exact
+  // optimum.
   const Spec c = canonical(s);
   MemoEntry e;
   double budget = known_lower_bound(c) * 1.5;

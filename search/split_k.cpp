@@ -17,7 +17,7 @@ void enumerate_k_splits(const Spec &s, const Target &t, std::vector<Action> &out
   // With A and B both in L1 a split only stores C more often for the same kernels: it is
   // dominated, so it is not offered.
   if (s.a().level == Level::L1 && s.b().level == Level::L1) return;
-  for (int32_t size : t.tile_sizes(s.dims[2]))
+  for (int32_t size : t.tile_sizes(s.dims[2], /*output_dim=*/false))
     if (size >= t.min_blocking_tile && step_keeps_panels(s, 2, size))
       out.push_back({ActionKind::SplitK, 0, 0, size});
 }

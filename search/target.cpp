@@ -78,12 +78,13 @@ MemoryLimits Target::limits() const {
                       kib(caches.l3_bytes)};
 }
 
-std::vector<int32_t> Target::tile_sizes(int64_t extent) const {
+std::vector<int32_t> Target::tile_sizes(int64_t extent, bool output_dim) const {
   std::vector<int32_t> sizes;
   for (int64_t s = 1; s < extent; s *= 2) sizes.push_back(static_cast<int32_t>(s));
-  for (int base : tile_bases)
-    for (int64_t s = base; s < extent && s <= register_tile_span; s *= 2)
-      sizes.push_back(static_cast<int32_t>(s));
+  if (output_dim)
+    for (int base : tile_bases)
+      for (int64_t s = base; s < extent && s <= register_tile_span; s *= 2)
+        sizes.push_back(static_cast<int32_t>(s));
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   return sizes;

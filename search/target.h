@@ -23,8 +23,10 @@ HostCaches read_host_caches();
 
 // Affine cost coefficients, in core cycles.
 struct CostCoefficients {
-  double fma_per_cycle = 2;     // vector FMAs issued per cycle (Zen 3/4/5: two FMA pipes)
-  double fma_latency = 4;       // cycles until an FMA result can feed the next FMA (Zen: 4)
+  double fma_per_cycle = 2;  // vector FMAs issued per cycle (Zen 3/4/5: two FMA pipes)
+  // Cycles until an FMA result can feed the next FMA: 4 on Zen, plus one for the scheduling
+  // slack a loop of dependent FMAs sees in practice (8 chains measured below peak, 12 at it).
+  double fma_latency = 5;
   double loads_per_cycle = 2;   // vector loads per cycle (Zen: 2 x 256-bit)
   double stores_per_cycle = 1;  // vector stores per cycle (Zen 3: 1 x 256-bit)
   double masked_extra = 1;      // extra cycles of a vmaskmov* over a plain move (Agner Fog)
@@ -54,7 +56,9 @@ struct Target {
 
   MemoryLimits limits() const;
   // Tile sizes the search tries for a dimension of this extent, ascending, all < extent.
-  std::vector<int32_t> tile_sizes(int64_t extent) const;
+  // Output dimensions also get the register-friendly multiples of tile_bases; the reduction
+  // has no register shape to fit, so it gets powers of two only.
+  std::vector<int32_t> tile_sizes(int64_t extent, bool output_dim = true) const;
 
   // The kernel catalogue interface.
   bool kernel_applies(KernelId k, const Spec &s) const;

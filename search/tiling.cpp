@@ -19,6 +19,9 @@ void enumerate_tiles(const Spec &s, const Target &t, std::vector<Action> &out) {
     for (int32_t size : t.tile_sizes(s.dims[dim])) {
       if (staged && size > cap[dim]) break;
       if (!staged && size < t.min_blocking_tile) continue;
+      // Columns go in whole vectors: a narrower tile would mask every load of its body, not
+      // just the remainder's.
+      if (dim == 1 && size % t.lanes != 0) continue;
       if (step_keeps_panels(s, dim, size))
         out.push_back({ActionKind::Tile, static_cast<uint8_t>(dim), 0, size});
     }
