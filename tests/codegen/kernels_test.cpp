@@ -1,0 +1,84 @@
+// Edge sweeps of every kernel of the catalogue, XNNPACK style: shapes below, at and above the
+// register blocks, k at 1, primes and unroll multiples, strided operands, accumulate on and
+// off. The solver chooses the kernels; the sweep records which ones its plans used and
+// asserts that every catalogue kernel was exercised (ZeroMemory, which the solver prefers
+// not to use, through a plan forced by a pre-populated memo).
+#include <set>
+
+#include "jit_harness.h"
+
+namespace tessel {
+namespace {
+
+struct Sweep {
+  std::vector<int64_t> m, n, k;
+  std::vector<int> trans;  // bit 0: trans_a, bit 1: trans_b
+};
+
+void run_sweep(Solver &solver, const Sweep &s, std::vector<bool> &covered, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (int64_t m : s.m)
+    for (int64_t n : s.n)
+      for (int64_t k : s.k)
+        for (int t : s.trans)
+          for (bool acc : {false, true}) {
+            const test::JitCase c{m, n, k, bool(t & 1), bool(t & 2), acc, 1, acc ? -1.0f : 0.5f};
+            Plan plan;
+            const std::string r = test::run_jit_case(solver, c, rng, &plan);
+            CHECK_MESSAGE(r.empty(), r);
+            const std::vector<bool> used = test::kernels_in(plan);
+            for (int i = 0; i < kKernelCount; ++i)
+              if (used[size_t(i)]) covered[size_t(i)] = true;
+          }
+}
+
+}  // namespace
+
+TEST_CASE("every catalogue kernel is emitted correctly across its edge sizes") {
+  const Target target = avx2_target(read_host_caches());
+  InMemoryMemo memo;
+  Solver solver(target, memo);
+  std::vector<bool> covered(size_t(kKernelCount), false);
+
+  // Broadcast tiles: m around 4 and 6, n around 8, 16, 24, k across the unroll.
+  {
+    run_sweep(solver,
+              {{1, 3, 4, 5, 6, 7, 12, 13}, {1, 7, 8, 9, 16, 17, 24, 25, 33}, {1, 4, 9, 17}, {0, 3}},
+              covered, 1);
+  }
+  // Dot tiles and transposed operands: k at and around the vector width.
+  {
+    run_sweep(solver, {{1, 2, 3, 5}, {1, 2, 3, 4}, {1, 2, 3, 5, 7, 8, 9, 15, 16, 17}, {0, 1, 2, 3}},
+              covered, 2);
+  }
+  // Column vectors: n == 1 (scalar FMAs).
+  { run_sweep(solver, {{1, 2, 5, 6, 7, 13}, {1}, {1, 2, 3, 8, 11}, {0, 1, 2, 3}}, covered, 3); }
+  // Packing: panels of A and B from both layouts.
+  { run_sweep(solver, {{23, 48}, {40, 97}, {64}, {0, 1, 2, 3}}, covered, 4); }
+  // Zeroing memory: a Matmul forced through ZeroAccum.
+  {
+    std::mt19937_64 rng(5);
+    for (int64_t m : {1, 7, 9})
+      for (int64_t n : {1, 3, 4, 7, 8, 13, 300})
+        for (int t = 0; t < 4; ++t) {
+          const test::JitCase c{m, n, 5, bool(t & 1), bool(t & 2), false, 1, 1.0f};
+          const Spec s =
+              matmul_spec(c.m, c.n, c.k, c.trans_a, c.trans_b, false, 1, target.limits());
+          MemoEntry forced;
+          forced.exact = true;
+          forced.solvable = true;
+          forced.action = Action{ActionKind::ZeroAccum, 0, 0, 0};
+          memo.put(canonical(s), forced);
+          Plan plan;
+          const std::string r = test::run_jit_case(solver, c, rng, &plan);
+          CHECK_MESSAGE(r.empty(), r);
+          CHECK(test::kernels_in(plan)[size_t(KernelId::ZeroMemory)]);
+          covered[size_t(KernelId::ZeroMemory)] = true;
+        }
+  }
+  for (int i = 0; i < kKernelCount; ++i)
+    CHECK_MESSAGE(covered[size_t(i)],
+                  "kernel never exercised: " << std::string(kernel_name(KernelId(i))));
+}
+
+}  // namespace tessel

@@ -1,0 +1,67 @@
+// A parallel-root kernel is a function of its iteration range: any split of [0, iterations)
+// into consecutive ranges computes exactly (bitwise) what one call over everything computes.
+#include "jit_harness.h"
+
+namespace tessel {
+
+TEST_CASE("parallel roots run any split of their iteration range") {
+  const Target target = avx2_target(read_host_caches());
+  InMemoryMemo memo;
+  Solver solver(target, memo);
+  std::mt19937_64 rng(11);
+  int parallel_plans = 0;
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{97, 61, 33},
+                         {200, 64, 48},
+                         {64, 200, 17},
+                         {150, 150, 64}})
+    for (bool acc : {false, true}) {
+      const test::JitCase c{m, n, k, false, true, acc, 2, 0.5f};
+      const Spec spec = matmul_spec(m, n, k, false, true, acc, 2, target.limits());
+      Plan plan;
+      REQUIRE(build_plan(solver, spec, &plan));
+      if (!plan.parallel_root()) continue;
+      ++parallel_plans;
+      const PlanNode &root = plan.nodes[size_t(plan.root)];
+      const int64_t iterations = root.trips + (root.children[1] >= 0 ? 1 : 0);
+      // Against the references, split at every point.
+      for (int64_t x = 0; x <= iterations; ++x) {
+        const std::string r = test::run_jit_case(solver, c, rng, nullptr, {x});
+        CHECK_MESSAGE(r.empty(), "split at " << x << ": " << r);
+      }
+      // Bitwise against one call, with one range per iteration, and with out-of-range ends.
+      EmitRequest req{&plan, k, k, n + 3, "parallel"};
+      std::unique_ptr<JitKernel> jit;
+      std::string error;
+      REQUIRE_MESSAGE(emit_kernel(req, &jit, &error), error);
+      CHECK(jit->parallel_iterations() == iterations);
+      std::vector<float> a(size_t(m * k)), b(size_t(n * k)), whole(size_t(m * (n + 3)));
+      test::fill_random(a, rng);
+      test::fill_random(b, rng);
+      test::fill_random(whole, rng);
+      std::vector<float> pieces = whole;
+      std::unique_ptr<float, test::AlignedFree> ws(static_cast<float *>(
+          std::aligned_alloc(64, size_t((plan.workspace_bytes + 127) / 64 * 64))));
+      KernelArgs args;
+      args.a = a.data();
+      args.b = b.data();
+      args.c = whole.data();
+      args.alpha = 0.5f;
+      args.workspace = ws.get();
+      args.begin = -5;            // clamped to 0
+      args.end = iterations + 7;  // clamped to the iteration count
+      jit->fn()(&args);
+      args.c = pieces.data();
+      for (int64_t i = iterations - 1; i >= 0; --i) {  // any order
+        args.begin = i;
+        args.end = i + 1;
+        jit->fn()(&args);
+      }
+      args.begin = 3;
+      args.end = 2;  // empty
+      jit->fn()(&args);
+      CHECK(std::memcmp(whole.data(), pieces.data(), whole.size() * 4) == 0);
+    }
+  CHECK(parallel_plans > 0);
+}
+
+}  // namespace tessel
