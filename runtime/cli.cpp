@@ -1,17 +1,26 @@
 // The tessel command-line tool.
-//   tessel plan M K N [--trans-a] [--trans-b] [--threads T]
-#include <algorithm>
+//   tessel plan M K N [--trans-a] [--trans-b] [--threads T]   search and print the plan
+//   tessel run  M K N [--trans-a] [--trans-b] [--threads T]   search, emit, run, verify, time
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <string>
 #include <vector>
 
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "compiler.h"
+#include "config.h"
+#include "cpu.h"
+#include "executor.h"
 #include "plan.h"
+#include "registry.h"
 #include "solver.h"
 #include "target.h"
+#include "tessel/tessel.h"
 
 namespace {
 
@@ -19,7 +28,10 @@ int usage(const char *msg) {
   if (msg) std::fprintf(stderr, "tessel: %s\n", msg);
   std::fprintf(stderr,
                "usage: tessel plan M K N [--trans-a] [--trans-b] [--threads T]\n"
-               "  C[MxN] = op(A)[MxK] * op(B)[KxN], f32, row-major\n");
+               "       tessel run  M K N [--trans-a] [--trans-b] [--threads T]\n"
+               "  C[MxN] = op(A)[MxK] * op(B)[KxN], f32, row-major\n"
+               "  plan: search and print the plan; run: search, emit machine code, run it,\n"
+               "  check it against a reference and time it\n");
   return 2;
 }
 
@@ -61,6 +73,7 @@ const char *parse_problem(int argc, char **argv, Problem *p) {
 
 int cmd_plan(int argc, char **argv) {
   Problem p;
+  p.threads = 1;
   if (const char *err = parse_problem(argc, argv, &p)) return usage(err);
   const tessel::Target target = tessel::avx2_target(tessel::read_host_caches());
   tessel::InMemoryMemo memo;
@@ -74,24 +87,6 @@ int cmd_plan(int argc, char **argv) {
   if (!best.solvable) {
     std::fprintf(stderr, "tessel: no plan fits the target for %s\n", to_string(spec).c_str());
     return 1;
-  }
-  if (getenv("TESSEL_HIST")) {
-    std::map<std::string, int> h;
-    memo.for_each([&](const tessel::Spec &sp, const tessel::MemoEntry &) {
-      std::string key;
-      key += tessel::op_name(sp.op);
-      for (int i = 0; i < sp.operand_count(); ++i) {
-        key += " ";
-        key += to_string(sp.operands[i]);
-      }
-      h[key]++;
-    });
-    std::vector<std::pair<int, std::string>> v;
-    for (auto &[k, c] : h) v.push_back({c, k});
-    std::sort(v.rbegin(), v.rend());
-    for (size_t i = 0; i < v.size() && i < 40; ++i)
-      std::printf("%8d %s\n", v[i].first, v[i].second.c_str());
-    std::printf("%zu classes\n", v.size());
   }
   tessel::Plan plan;
   tessel::build_plan(solver, spec, &plan);
@@ -107,12 +102,117 @@ int cmd_plan(int argc, char **argv) {
   return 0;
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Largest |C - reference| relative to the tolerance; exact for small problems, and for large
+// ones the O(n^2) check of C*x against A*(B*x) for a random x.
+double verify(const Problem &p, const std::vector<float> &a, const std::vector<float> &b,
+              const std::vector<float> &c) {
+  auto A = [&](int64_t i, int64_t q) {
+    return double(p.trans_a ? a[q * p.m + i] : a[i * p.k + q]);
+  };
+  auto B = [&](int64_t q, int64_t j) {
+    return double(p.trans_b ? b[j * p.k + q] : b[q * p.n + j]);
+  };
+  double worst = 0;
+  const double tol = 1e-5 * double(p.k + 8);
+  if (double(p.m) * double(p.n) * double(p.k) <= 1e8) {
+    for (int64_t i = 0; i < p.m; ++i)
+      for (int64_t j = 0; j < p.n; ++j) {
+        double acc = 0;
+        for (int64_t q = 0; q < p.k; ++q) acc += A(i, q) * B(q, j);
+        worst = std::max(worst, std::abs(acc - c[i * p.n + j]) / tol);
+      }
+    return worst;
+  }
+  std::mt19937_64 rng(1);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  std::vector<double> x(p.n), bx(p.k, 0), abx(p.m, 0), cx(p.m, 0);
+  for (double &v : x) v = dist(rng);
+  for (int64_t q = 0; q < p.k; ++q)
+    for (int64_t j = 0; j < p.n; ++j) bx[q] += B(q, j) * x[j];
+  for (int64_t i = 0; i < p.m; ++i)
+    for (int64_t q = 0; q < p.k; ++q) abx[i] += A(i, q) * bx[q];
+  for (int64_t i = 0; i < p.m; ++i)
+    for (int64_t j = 0; j < p.n; ++j) cx[i] += c[i * p.n + j] * x[j];
+  for (int64_t i = 0; i < p.m; ++i)
+    worst = std::max(worst, std::abs(cx[i] - abx[i]) / (tol * std::sqrt(double(p.n))));
+  return worst;
+}
+
+int cmd_run(int argc, char **argv) {
+  Problem p;
+  p.threads = tessel::runtime::current_threads();
+  if (const char *err = parse_problem(argc, argv, &p)) return usage(err);
+  if (!tessel::runtime::host_has_avx2_fma()) {
+    std::fprintf(stderr, "tessel: %s\n", tessel_status_string(TESSEL_UNSUPPORTED_CPU));
+    return 1;
+  }
+  tessel::runtime::KernelKey key;
+  key.m = int32_t(p.m);
+  key.n = int32_t(p.n);
+  key.k = int32_t(p.k);
+  key.trans_a = p.trans_a;
+  key.trans_b = p.trans_b;
+  key.threads = uint8_t(p.threads);
+  key.lda = p.trans_a ? p.m : p.k;
+  key.ldb = p.trans_b ? p.k : p.n;
+  key.ldc = p.n;
+  std::vector<float> a(size_t(p.m * p.k)), b(size_t(p.k * p.n)), c(size_t(p.m * p.n), NAN);
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (float &v : a) v = dist(rng);
+  for (float &v : b) v = dist(rng);
+
+  std::printf("tessel run: C[%lldx%lld] = %s[%lldx%lld] * %s[%lldx%lld], f32, %d thread%s\n",
+              (long long)p.m, (long long)p.n, p.trans_a ? "A^T" : "A", (long long)p.m,
+              (long long)p.k, p.trans_b ? "B^T" : "B", (long long)p.k, (long long)p.n, p.threads,
+              p.threads == 1 ? "" : "s");
+  const auto t0 = std::chrono::steady_clock::now();
+  std::shared_ptr<const tessel::runtime::CompiledKernel> kernel;
+  if (tessel::runtime::Registry::instance().get(key, &kernel) != TESSEL_OK) {
+    std::fprintf(stderr, "tessel: %s\n", tessel_last_error());
+    return 1;
+  }
+  const double compile_s = seconds_since(t0);
+  const auto t1 = std::chrono::steady_clock::now();
+  tessel::runtime::execute(*kernel, a.data(), b.data(), c.data(), 1.0f);
+  const double first_run_s = seconds_since(t1);
+
+  std::printf("\nplan (cost %.4g cycles, workspace %lld bytes):\n%s", kernel->plan.cost.cycles,
+              (long long)kernel->plan.workspace_bytes, tessel::format_plan(kernel->plan).c_str());
+  std::printf(
+      "\nfirst call: search %.3f ms, emit %.3f ms (%zu bytes of AVX2 code), first run "
+      "%.3f ms, total %.3f ms\n",
+      kernel->search_seconds * 1e3, kernel->emit_seconds * 1e3, kernel->jit->code_size(),
+      first_run_s * 1e3, (compile_s + first_run_s) * 1e3);
+  const double error = verify(p, a, b, c);
+  std::printf("check against reference: %s (worst error %.3g of tolerance)\n",
+              error <= 1 ? "PASS" : "FAIL", error);
+
+  std::vector<double> rates;
+  const double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
+  const auto start = std::chrono::steady_clock::now();
+  while (rates.size() < 5 || (seconds_since(start) < 1.0 && rates.size() < 10000)) {
+    const auto t = std::chrono::steady_clock::now();
+    tessel::runtime::execute(*kernel, a.data(), b.data(), c.data(), 1.0f);
+    rates.push_back(flops / seconds_since(t) * 1e-9);
+  }
+  std::sort(rates.begin(), rates.end());
+  std::printf("speed: %.1f GFLOP/s median of %zu runs (min %.1f, max %.1f)\n",
+              rates[rates.size() / 2], rates.size(), rates.front(), rates.back());
+  return error <= 1 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
   if (argc < 2) return usage(nullptr);
   const std::string cmd = argv[1];
   if (cmd == "plan") return cmd_plan(argc - 2, argv + 2);
+  if (cmd == "run") return cmd_run(argc - 2, argv + 2);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     usage(nullptr);
     return 0;

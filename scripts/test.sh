@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 jobs=$(nproc)
 
 echo "== ASan+UBSan build"
-BUILD_TYPE=Debug scripts/setup.sh build-asan -DTESSEL_SANITIZE=address
+BUILD_TYPE=RelWithDebInfo scripts/setup.sh build-asan -DTESSEL_SANITIZE=address
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs"
 

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the peer libraries, builds the benchmarks and runs them on the shared shape list.
+#   perf/run.sh [--threads T]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+packages=(libopenblas-dev pkg-config)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
+fi
+scripts/setup.sh build-perf -DTESSEL_BUILD_PERF=ON -DTESSEL_BUILD_TESTS=OFF
+shapes=../shared/bench/shapes.txt
+[ -f "$shapes" ] || { echo "perf/run.sh: $shapes not found (the shared folder sits beside the repository)"; exit 2; }
+echo "== cold search time per shape (fresh memo each)"
+build-perf/bin/search_bench "$shapes" "$@"
+echo
+echo "== GEMM: tessel beside OpenBLAS (forced to its Haswell AVX2 kernels)"
+OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=1 build-perf/bin/gemm_bench "$shapes" "$@"

@@ -1,0 +1,170 @@
+// The C API (include/tessel/tessel.h). Nothing throws past this file.
+#include <atomic>
+#include <memory>
+#include <new>
+
+#include "compiler.h"
+#include "config.h"
+#include "cpu.h"
+#include "errors.h"
+#include "executor.h"
+#include "problem.h"
+#include "registry.h"
+#include "tessel/tessel.h"
+
+using namespace tessel::runtime;
+
+struct tessel_sgemm_kernel_s {
+  tessel_layout layout;
+  Problem shape;
+  // Overwrite (beta == 0) and accumulate kernels, fetched on first use; atomic so threads
+  // may share a handle.
+  std::atomic<std::shared_ptr<const CompiledKernel>> kernels[2];
+};
+
+namespace {
+
+KernelKey key_for(const Problem &p, bool accumulate) {
+  KernelKey key;
+  key.m = static_cast<int32_t>(p.m);
+  key.n = static_cast<int32_t>(p.n);
+  key.k = static_cast<int32_t>(p.k);
+  key.trans_a = p.trans_a;
+  key.trans_b = p.trans_b;
+  key.accumulate = accumulate;
+  key.threads = static_cast<uint8_t>(current_threads());
+  key.lda = p.lda;
+  key.ldb = p.ldb;
+  key.ldc = p.ldc;
+  return key;
+}
+
+// Runs a validated, bound problem. `cache` (may be null) remembers the kernels of a handle.
+tessel_status run(const Problem &p, float alpha, float beta,
+                  std::atomic<std::shared_ptr<const CompiledKernel>> *cache) {
+  if (p.m == 0 || p.n == 0) return TESSEL_OK;
+  if (alpha == 0.0f || p.k == 0) {
+    if (beta != 1.0f) scale_c(p.c, p.m, p.n, p.ldc, beta);
+    return TESSEL_OK;
+  }
+  if (!host_has_avx2_fma())
+    return fail(TESSEL_UNSUPPORTED_CPU,
+                "tessel's kernels need AVX2 and FMA, which this CPU or "
+                "OS does not provide");
+  const bool accumulate = beta != 0.0f;
+  if (accumulate && beta != 1.0f) scale_c(p.c, p.m, p.n, p.ldc, beta);
+  std::shared_ptr<const CompiledKernel> kernel;
+  if (cache) kernel = cache[accumulate].load(std::memory_order_acquire);
+  if (!kernel || kernel->key.threads != current_threads()) {
+    const tessel_status st = Registry::instance().get(key_for(p, accumulate), &kernel);
+    if (st != TESSEL_OK) return st;
+    if (cache) cache[accumulate].store(kernel, std::memory_order_release);
+  }
+  execute(*kernel, p.a, p.b, p.c, alpha);
+  return TESSEL_OK;
+}
+
+template <class F>
+tessel_status guarded(F &&f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc &) {
+    return fail(TESSEL_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception &e) {
+    return fail(TESSEL_INTERNAL_ERROR, e.what());
+  } catch (...) {
+    return fail(TESSEL_INTERNAL_ERROR, "unknown exception");
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+tessel_status tessel_sgemm(tessel_layout layout, tessel_transpose trans_a, tessel_transpose trans_b,
+                           int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                           int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+                           int64_t ldc) {
+  return guarded([&] {
+    Problem p;
+    tessel_status st = normalize_shape(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc, &p);
+    if (st == TESSEL_OK) st = bind_operands(layout, p, alpha, a, b, c);
+    if (st == TESSEL_OK) st = run(p, alpha, beta, nullptr);
+    return st;
+  });
+}
+
+const char *tessel_status_string(tessel_status status) {
+  switch (status) {
+    case TESSEL_OK:
+      return "success";
+    case TESSEL_INVALID_ARGUMENT:
+      return "invalid argument";
+    case TESSEL_UNSUPPORTED_CPU:
+      return "unsupported CPU (AVX2 and FMA required)";
+    case TESSEL_OUT_OF_MEMORY:
+      return "out of memory";
+    case TESSEL_NO_PLAN:
+      return "no plan found (internal error)";
+    case TESSEL_CODEGEN_ERROR:
+      return "code generation failed (internal error)";
+    case TESSEL_INTERNAL_ERROR:
+      return "internal error";
+  }
+  return "unknown status";
+}
+
+const char *tessel_last_error(void) {
+  return last_error();
+}
+
+tessel_status tessel_set_num_threads(int threads) {
+  if (threads < 0 || threads > 255)
+    return fail(TESSEL_INVALID_ARGUMENT, "threads must be from 0 (default) to 255");
+  set_threads(threads);
+  return TESSEL_OK;
+}
+
+int tessel_get_num_threads(void) {
+  return current_threads();
+}
+
+tessel_status tessel_sgemm_kernel_create(tessel_layout layout, tessel_transpose trans_a,
+                                         tessel_transpose trans_b, int64_t m, int64_t n, int64_t k,
+                                         int64_t lda, int64_t ldb, int64_t ldc,
+                                         tessel_sgemm_kernel *out) {
+  return guarded([&] {
+    if (!out) return fail(TESSEL_INVALID_ARGUMENT, "out is NULL");
+    *out = nullptr;
+    Problem p;
+    const tessel_status st = normalize_shape(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc, &p);
+    if (st != TESSEL_OK) return st;
+    auto *kernel = new tessel_sgemm_kernel_s{layout, p, {}};  // NOLINT: owned by the caller
+    *out = kernel;
+    return TESSEL_OK;
+  });
+}
+
+tessel_status tessel_sgemm_kernel_run(tessel_sgemm_kernel kernel, float alpha, const float *a,
+                                      const float *b, float beta, float *c) {
+  return guarded([&] {
+    if (!kernel) return fail(TESSEL_INVALID_ARGUMENT, "kernel is NULL");
+    Problem p = kernel->shape;
+    const tessel_status st = bind_operands(kernel->layout, p, alpha, a, b, c);
+    if (st != TESSEL_OK) return st;
+    return run(p, alpha, beta, kernel->kernels);
+  });
+}
+
+void tessel_sgemm_kernel_destroy(tessel_sgemm_kernel kernel) {
+  delete kernel;
+}
+
+tessel_status tessel_get_stats(tessel_stats *out) {
+  if (!out) return fail(TESSEL_INVALID_ARGUMENT, "out is NULL");
+  const Registry::Stats s = Registry::instance().stats();
+  *out = tessel_stats{s.kernels, s.hits, s.misses, s.evictions, s.search_seconds, s.emit_seconds};
+  return TESSEL_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,87 @@
+#include "compiler.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+
+#include <unistd.h>
+
+#include "config.h"
+#include "errors.h"
+#include "memo.h"
+#include "solver.h"
+
+namespace tessel::runtime {
+
+const Target &host_target() {
+  static const Target target = avx2_target(read_host_caches());
+  return target;
+}
+
+// Each compiling thread keeps its own memo, so searches never wait on each other; sub-specs
+// are shared between the kernels one thread compiles. (The persistent database will share
+// them between threads and processes.)
+static InMemoryMemo &thread_memo() {
+  static thread_local InMemoryMemo memo;
+  return memo;
+}
+
+static void dump(const CompiledKernel &k, const std::string &name) {
+  const std::string base = config().dump_dir + "/" + name;
+  std::ofstream bin(base + ".bin", std::ios::binary);
+  bin.write(reinterpret_cast<const char *>(k.jit->code()),
+            static_cast<std::streamsize>(k.jit->code_size()));
+  std::ofstream txt(base + ".txt");
+  txt << format_plan(k.plan);
+  if (!bin || !txt)
+    std::fprintf(stderr, "tessel: could not write dumps to %s\n", config().dump_dir.c_str());
+}
+
+static void add_to_perf_map(const CompiledKernel &k, const std::string &name) {
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  const std::string path = "/tmp/perf-" + std::to_string(getpid()) + ".map";
+  if (FILE *f = std::fopen(path.c_str(), "a")) {
+    std::fprintf(f, "%llx %zx %s\n",
+                 static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(k.jit->code())),
+                 k.jit->code_size(), name.c_str());
+    std::fclose(f);
+  }
+}
+
+tessel_status compile(const KernelKey &key, std::shared_ptr<const CompiledKernel> *out) {
+  using Clock = std::chrono::steady_clock;
+  auto kernel = std::make_shared<CompiledKernel>();
+  kernel->key = key;
+  const Target &target = host_target();
+  const Spec spec = matmul_spec(key.m, key.n, key.k, key.trans_a, key.trans_b, key.accumulate,
+                                key.threads, target.limits());
+  const auto t0 = Clock::now();
+  Solver solver(target, thread_memo());
+  if (!build_plan(solver, spec, &kernel->plan))
+    return fail(TESSEL_NO_PLAN, "no plan fits the target for " + to_string(spec));
+  const auto t1 = Clock::now();
+  const std::string name = kernel_name(key);
+  std::string error;
+  EmitRequest request{&kernel->plan, key.lda, key.ldb, key.ldc, name};
+  if (!emit_kernel(request, &kernel->jit, &error))
+    return fail(TESSEL_CODEGEN_ERROR, "emitting " + name + ": " + error);
+  const auto t2 = Clock::now();
+  kernel->search_seconds = std::chrono::duration<double>(t1 - t0).count();
+  kernel->emit_seconds = std::chrono::duration<double>(t2 - t1).count();
+  const Config &cfg = config();
+  if (!cfg.dump_dir.empty()) dump(*kernel, name);
+  if (cfg.perf_map) add_to_perf_map(*kernel, name);
+  if (cfg.verbose)
+    std::fprintf(stderr,
+                 "tessel: new kernel %s: search %.3f ms (%lld specs), emit %.3f ms, %zu bytes of "
+                 "code, %lld bytes of workspace\n",
+                 name.c_str(), kernel->search_seconds * 1e3,
+                 static_cast<long long>(solver.stats().specs_solved), kernel->emit_seconds * 1e3,
+                 kernel->jit->code_size(), static_cast<long long>(kernel->plan.workspace_bytes));
+  *out = std::move(kernel);
+  return TESSEL_OK;
+}
+
+}  // namespace tessel::runtime

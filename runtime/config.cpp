@@ -1,0 +1,51 @@
+#include "config.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+namespace tessel::runtime {
+
+static long env_integer(const char *name, long fallback, long lo, long hi) {
+  const char *text = std::getenv(name);
+  if (!text || !*text) return fallback;
+  char *end = nullptr;
+  const long v = std::strtol(text, &end, 10);
+  if (*end || v < lo || v > hi) {
+    std::fprintf(stderr, "tessel: ignoring %s=%s (expected an integer from %ld to %ld)\n", name,
+                 text, lo, hi);
+    return fallback;
+  }
+  return v;
+}
+
+static Config load() {
+  Config c;
+  const unsigned hw = std::thread::hardware_concurrency();
+  c.threads = static_cast<int>(env_integer("TESSEL_NUM_THREADS", hw ? hw : 1, 1, 255));
+  c.verbose = env_integer("TESSEL_VERBOSE", 0, 0, 9) > 0;
+  if (const char *dir = std::getenv("TESSEL_DUMP_DIR")) c.dump_dir = dir;
+  c.perf_map = env_integer("TESSEL_PERF_MAP", 0, 0, 1) > 0;
+  c.registry_capacity =
+      static_cast<size_t>(env_integer("TESSEL_REGISTRY_CAPACITY", 4096, 1, 1 << 24));
+  return c;
+}
+
+const Config &config() {
+  static const Config c = load();
+  return c;
+}
+
+static std::atomic<int> g_threads{0};
+
+int current_threads() {
+  const int t = g_threads.load(std::memory_order_relaxed);
+  return t > 0 ? t : config().threads;
+}
+
+void set_threads(int threads) {
+  g_threads.store(threads, std::memory_order_relaxed);
+}
+
+}  // namespace tessel::runtime

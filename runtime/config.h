@@ -1,0 +1,27 @@
+// Configuration from the environment, read once:
+//   TESSEL_NUM_THREADS  threads per call (default: hardware concurrency)
+//   TESSEL_VERBOSE=1    one line per new kernel on stderr, and a summary at exit
+//   TESSEL_DUMP_DIR=dir each new kernel's machine code (<name>.bin) and plan (<name>.txt)
+//   TESSEL_PERF_MAP=1   kernel names in /tmp/perf-<pid>.map for `perf report`
+//   TESSEL_REGISTRY_CAPACITY  kernels kept in memory (default 4096)
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace tessel::runtime {
+
+struct Config {
+  int threads = 1;
+  bool verbose = false;
+  std::string dump_dir;
+  bool perf_map = false;
+  size_t registry_capacity = 4096;
+};
+
+const Config &config();
+
+// Threads for the next call: tessel_set_num_threads() if set, else the configured default.
+int current_threads();
+void set_threads(int threads);  // 0 = back to the default
+
+}  // namespace tessel::runtime

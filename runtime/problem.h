@@ -1,0 +1,47 @@
+// A user's GEMM call, validated and normalized to tessel's form: row-major C, A and B row- or
+// column-major. A column-major call C = op(A) op(B) is the row-major call
+// C^T = op(B)^T op(A)^T on the same memory, so A and B (and m and n) swap.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "tessel/tessel.h"
+
+namespace tessel::runtime {
+
+// Everything a compiled kernel bakes in. beta only selects overwrite or accumulate.
+struct KernelKey {
+  int32_t m = 0, n = 0, k = 0;
+  bool trans_a = false, trans_b = false, accumulate = false;
+  uint8_t threads = 1;
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  friend bool operator==(const KernelKey &, const KernelKey &) = default;
+};
+
+struct KernelKeyHash {
+  size_t operator()(const KernelKey &k) const;
+};
+
+std::string kernel_name(const KernelKey &k);
+
+struct Problem {
+  int64_t m = 0, n = 0, k = 0;
+  bool trans_a = false, trans_b = false;
+  const float *a = nullptr, *b = nullptr;
+  float *c = nullptr;
+  int64_t lda = 0, ldb = 0, ldc = 0;
+};
+
+// Checks the shape arguments in the reference BLAS order and normalizes them. On a bad
+// argument returns TESSEL_INVALID_ARGUMENT with the reason recorded as the last error.
+tessel_status normalize_shape(tessel_layout layout, tessel_transpose trans_a,
+                              tessel_transpose trans_b, int64_t m, int64_t n, int64_t k,
+                              int64_t lda, int64_t ldb, int64_t ldc, Problem *out);
+
+// Checks the pointers the call will dereference and binds them (swapping A and B as the
+// normalization did).
+tessel_status bind_operands(tessel_layout layout, Problem &p, float alpha, const float *a,
+                            const float *b, float *c);
+
+}  // namespace tessel::runtime
