@@ -15,7 +15,6 @@
 using namespace tessel::runtime;
 
 struct tessel_sgemm_kernel_s {
-  tessel_layout layout;
   Problem shape;
   // Overwrite (beta == 0) and accumulate kernels, fetched on first use; atomic so threads
   // may share a handle.
@@ -87,15 +86,16 @@ tessel_status tessel_sgemm(tessel_layout layout, tessel_transpose trans_a, tesse
                            int64_t ldc) {
   return guarded([&] {
     Problem p;
-    tessel_status st = normalize_shape(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc, &p);
-    if (st == TESSEL_OK) st = bind_operands(layout, p, alpha, a, b, c);
+    tessel_status st = normalize_shape(enum_bits(layout), enum_bits(trans_a), enum_bits(trans_b), m,
+                                       n, k, lda, ldb, ldc, &p);
+    if (st == TESSEL_OK) st = bind_operands(p, alpha, a, b, c);
     if (st == TESSEL_OK) st = run(p, alpha, beta, nullptr);
     return st;
   });
 }
 
 const char *tessel_status_string(tessel_status status) {
-  switch (status) {
+  switch (enum_bits(status)) {
     case TESSEL_OK:
       return "success";
     case TESSEL_INVALID_ARGUMENT:
@@ -137,9 +137,10 @@ tessel_status tessel_sgemm_kernel_create(tessel_layout layout, tessel_transpose 
     if (!out) return fail(TESSEL_INVALID_ARGUMENT, "out is NULL");
     *out = nullptr;
     Problem p;
-    const tessel_status st = normalize_shape(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc, &p);
+    const tessel_status st = normalize_shape(enum_bits(layout), enum_bits(trans_a),
+                                             enum_bits(trans_b), m, n, k, lda, ldb, ldc, &p);
     if (st != TESSEL_OK) return st;
-    auto *kernel = new tessel_sgemm_kernel_s{layout, p, {}};  // NOLINT: owned by the caller
+    auto *kernel = new tessel_sgemm_kernel_s{p, {}};  // owned by the caller
     *out = kernel;
     return TESSEL_OK;
   });
@@ -150,7 +151,7 @@ tessel_status tessel_sgemm_kernel_run(tessel_sgemm_kernel kernel, float alpha, c
   return guarded([&] {
     if (!kernel) return fail(TESSEL_INVALID_ARGUMENT, "kernel is NULL");
     Problem p = kernel->shape;
-    const tessel_status st = bind_operands(kernel->layout, p, alpha, a, b, c);
+    const tessel_status st = bind_operands(p, alpha, a, b, c);
     if (st != TESSEL_OK) return st;
     return run(p, alpha, beta, kernel->kernels);
   });

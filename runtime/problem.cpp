@@ -41,8 +41,7 @@ static tessel_status bad(const char *what, int64_t value, int64_t minimum) {
   return fail(TESSEL_INVALID_ARGUMENT, buf);
 }
 
-tessel_status normalize_shape(tessel_layout layout, tessel_transpose trans_a,
-                              tessel_transpose trans_b, int64_t m, int64_t n, int64_t k,
+tessel_status normalize_shape(int layout, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                               int64_t lda, int64_t ldb, int64_t ldc, Problem *out) {
   if (layout != TESSEL_ROW_MAJOR && layout != TESSEL_COL_MAJOR)
     return fail(TESSEL_INVALID_ARGUMENT, "layout must be TESSEL_ROW_MAJOR or TESSEL_COL_MAJOR");
@@ -68,23 +67,20 @@ tessel_status normalize_shape(tessel_layout layout, tessel_transpose trans_a,
   if (ldc < min_ldc) return bad("ldc", ldc, min_ldc);
   Problem p;
   if (row) {
-    p = Problem{m, n, k, ta, tb, nullptr, nullptr, nullptr, lda, ldb, ldc};
+    p = Problem{m, n, k, ta, tb, false, nullptr, nullptr, nullptr, lda, ldb, ldc};
   } else {
-    p = Problem{n, m, k, tb, ta, nullptr, nullptr, nullptr, ldb, lda, ldc};
+    p = Problem{n, m, k, tb, ta, true, nullptr, nullptr, nullptr, ldb, lda, ldc};
   }
   *out = p;
   return TESSEL_OK;
 }
 
-tessel_status bind_operands(tessel_layout layout, Problem &p, float alpha, const float *a,
-                            const float *b, float *c) {
-  if (layout == TESSEL_COL_MAJOR) std::swap(a, b);
+tessel_status bind_operands(Problem &p, float alpha, const float *a, const float *b, float *c) {
+  if (p.swapped) std::swap(a, b);
   const bool reads_ab = alpha != 0.0f && p.k > 0 && p.m > 0 && p.n > 0;
   if (p.m > 0 && p.n > 0 && !c) return fail(TESSEL_INVALID_ARGUMENT, "c is NULL");
   if (reads_ab && (!a || !b))
-    return fail(TESSEL_INVALID_ARGUMENT, layout == TESSEL_COL_MAJOR
-                                             ? (!a ? "b is NULL" : "a is NULL")
-                                             : (!a ? "a is NULL" : "b is NULL"));
+    return fail(TESSEL_INVALID_ARGUMENT, (!a) != p.swapped ? "a is NULL" : "b is NULL");
   p.a = a;
   p.b = b;
   p.c = c;

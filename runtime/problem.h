@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "tessel/tessel.h"
@@ -28,20 +29,30 @@ std::string kernel_name(const KernelKey &k);
 struct Problem {
   int64_t m = 0, n = 0, k = 0;
   bool trans_a = false, trans_b = false;
+  bool swapped = false;  // a column-major call: A and B trade places
   const float *a = nullptr, *b = nullptr;
   float *c = nullptr;
   int64_t lda = 0, ldb = 0, ldc = 0;
 };
 
-// Checks the shape arguments in the reference BLAS order and normalizes them. On a bad
-// argument returns TESSEL_INVALID_ARGUMENT with the reason recorded as the last error.
-tessel_status normalize_shape(tessel_layout layout, tessel_transpose trans_a,
-                              tessel_transpose trans_b, int64_t m, int64_t n, int64_t k,
+// The value a C caller passed for an enum parameter, read without assuming it is one of the
+// enumerators (a C caller may pass any int; reading it as the C++ enum would be undefined).
+template <class Enum>
+int enum_bits(const Enum &e) {
+  static_assert(sizeof(Enum) == sizeof(int));
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+
+// Checks the shape arguments in the reference BLAS order and normalizes them. The enum
+// arguments come as enum_bits(). On a bad argument returns TESSEL_INVALID_ARGUMENT with the
+// reason recorded as the last error.
+tessel_status normalize_shape(int layout, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                               int64_t lda, int64_t ldb, int64_t ldc, Problem *out);
 
 // Checks the pointers the call will dereference and binds them (swapping A and B as the
 // normalization did).
-tessel_status bind_operands(tessel_layout layout, Problem &p, float alpha, const float *a,
-                            const float *b, float *c);
+tessel_status bind_operands(Problem &p, float alpha, const float *a, const float *b, float *c);
 
 }  // namespace tessel::runtime

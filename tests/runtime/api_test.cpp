@@ -30,11 +30,6 @@ TEST_CASE("bad arguments return TESSEL_INVALID_ARGUMENT with a message") {
   Buffers x;
   const float *a = x.a.data(), *b = x.b.data();
   float *c = x.c.data();
-  expect_invalid(tessel_sgemm(tessel_layout(0), N, N, 2, 2, 2, 1, a, 2, b, 2, 0, c, 2), "layout");
-  expect_invalid(tessel_sgemm(R, tessel_transpose(7), N, 2, 2, 2, 1, a, 2, b, 2, 0, c, 2),
-                 "trans_a");
-  expect_invalid(tessel_sgemm(R, N, tessel_transpose(-1), 2, 2, 2, 1, a, 2, b, 2, 0, c, 2),
-                 "trans_b");
   expect_invalid(tessel_sgemm(R, N, N, -1, 2, 2, 1, a, 2, b, 2, 0, c, 2), "m is -1");
   expect_invalid(tessel_sgemm(R, N, N, 2, -3, 2, 1, a, 2, b, 2, 0, c, 2), "n is -3");
   expect_invalid(tessel_sgemm(R, N, N, 2, 2, -1, 1, a, 2, b, 2, 0, c, 2), "k is -1");
@@ -56,6 +51,17 @@ TEST_CASE("bad arguments return TESSEL_INVALID_ARGUMENT with a message") {
   CHECK(tessel_get_stats(nullptr) == TESSEL_INVALID_ARGUMENT);
 }
 
+extern "C" void tessel_test_call_with_bad_enums(tessel_status out[4], const char **status_text);
+
+TEST_CASE("enum arguments outside the enumerators are rejected, not trusted") {
+  tessel_status st[4];
+  const char *text = nullptr;
+  tessel_test_call_with_bad_enums(st, &text);
+  for (tessel_status s : st) CHECK(s == TESSEL_INVALID_ARGUMENT);
+  REQUIRE(text != nullptr);
+  CHECK(std::string(text) == "unknown status");
+}
+
 TEST_CASE("empty problems and alpha == 0 follow BLAS quick returns") {
   std::vector<float> c = {1, 2, 3, 4};
   // m or n == 0: nothing happens, pointers may be NULL.
@@ -74,7 +80,7 @@ TEST_CASE("empty problems and alpha == 0 follow BLAS quick returns") {
 }
 
 TEST_CASE("every status has a description") {
-  for (int s = 0; s <= 7; ++s) {
+  for (int s = 0; s <= 6; ++s) {
     const char *text = tessel_status_string(tessel_status(s));
     REQUIRE(text != nullptr);
     CHECK(std::strlen(text) > 0);
