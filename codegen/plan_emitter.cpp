@@ -397,6 +397,7 @@ void PlanEmitter::emit_alloc(int id) {
     fail("codegen: alloc of a user tensor");
     return;
   }
+  if (t.role == PlanTensor::Role::Registers) prefetch_store_target(n);
   for (int c : n.children)
     if (c >= 0) emit_node(c);
   st.live = false;
@@ -404,6 +405,25 @@ void PlanEmitter::emit_alloc(int id) {
     tile_tensor_ = -1;
     tile_registers_ = 0;
   }
+}
+
+void PlanEmitter::prefetch_store_target(const PlanNode &alloc) {
+  // A register tile that adds into memory reads its destination only after the whole k loop:
+  // asking for those lines now hides their latency behind the FMAs. Only whole rows of the
+  // tile are touched (prefetches never fault, but stay inside the tile anyway).
+  const int epilogue = alloc.children[2];
+  if (epilogue < 0) return;
+  const PlanNode &store = plan_.nodes[static_cast<size_t>(epilogue)];
+  if (store.kind != NodeKind::Kernel || !store.spec.accumulate ||
+      (store.kernel != KernelId::StoreRows && store.kernel != KernelId::StoreDot))
+    return;
+  const PlanTensor &dst = tensor(store, 1);
+  if (dst.spec.layout.kind != LayoutKind::RowMajor) return;
+  const int64_t rows = store.spec.dims[0], cols = store.spec.dims[1];
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; j += 16) prefetcht0(element(store, 1, i, j));
+  if (cols > 1)
+    for (int64_t i = 0; i < rows; ++i) prefetcht0(element(store, 1, i, cols - 1));
 }
 
 void PlanEmitter::emit_kernel_call(int id) {

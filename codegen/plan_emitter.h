@@ -69,6 +69,7 @@ class PlanEmitter : public EmitterBase {
   void emit_unrolled_kernel_loop(int id, int64_t iterations, const std::vector<Shift> &shifts);
   void emit_alloc(int id);
   void emit_kernel_call(int id);
+  void prefetch_store_target(const PlanNode &alloc);
   bool loop_shifts(const PlanNode &n, std::vector<Shift> *out);
   // Moves every shifted origin by `times` iterations at run time, or statically.
   void advance(const std::vector<Shift> &shifts, int64_t times);

@@ -44,13 +44,13 @@ std::string run_seed(Solver &solver, uint64_t seed, int64_t max_size) {
 
 }  // namespace
 
-TEST_CASE("emitted kernels equal the interpreter and the reference on seeded random shapes") {
-  const Target target = avx2_target(read_host_caches());
-  InMemoryMemo memo;
-  Solver solver(target, memo);
+TEST_CASE(
+    "codegen: emitted kernels equal the interpreter and the reference on seeded random shapes") {
+  Solver &solver = test::shared_solver();
   const uint64_t base_seed = 0x7e55e1;
   int failures = 0;
-  for (uint64_t i = 0; i < 160; ++i) {
+  const uint64_t cases = test::kFullSweeps ? 200 : 40;
+  for (uint64_t i = 0; i < cases; ++i) {
     const uint64_t seed = base_seed + i;
     const std::string r = run_seed(solver, seed, 100);
     if (!r.empty() && failures++ < 3)
@@ -59,10 +59,8 @@ TEST_CASE("emitted kernels equal the interpreter and the reference on seeded ran
   CHECK(failures == 0);
 }
 
-TEST_CASE("regression seeds stay fixed") {
-  const Target target = avx2_target(read_host_caches());
-  InMemoryMemo memo;
-  Solver solver(target, memo);
+TEST_CASE("codegen: regression seeds stay fixed") {
+  Solver &solver = test::shared_solver();
   // Next to this file, wherever the build directory is.
   std::string dir = __FILE__;
   dir = dir.substr(0, dir.find_last_of('/'));
@@ -80,12 +78,12 @@ TEST_CASE("regression seeds stay fixed") {
   MESSAGE(count << " regression seeds");
 }
 
-TEST_CASE("square and edge shapes around the register tile") {
-  const Target target = avx2_target(read_host_caches());
-  InMemoryMemo memo;
-  Solver solver(target, memo);
+TEST_CASE("codegen: square and edge shapes around the register tile") {
+  Solver &solver = test::shared_solver();
   std::mt19937_64 rng(42);
-  for (int64_t s : {1, 5, 6, 7, 8, 15, 16, 17, 47, 48, 49, 96, 97})
+  std::vector<int64_t> sizes = {1, 5, 6, 7, 8, 15, 16, 17, 47, 48, 49};
+  if (test::kFullSweeps) sizes.insert(sizes.end(), {95, 96, 97, 100});
+  for (int64_t s : sizes)
     for (int t = 0; t < 4; ++t)
       for (bool acc : {false, true}) {
         const test::JitCase c{s, s, s, bool(t & 1), bool(t & 2), acc, 1, acc ? 0.5f : -1.0f};

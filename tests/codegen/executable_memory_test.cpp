@@ -39,7 +39,7 @@ std::unique_ptr<JitKernel> emit_small(Plan *plan, int64_t ld, std::string *error
 
 }  // namespace
 
-TEST_CASE("kernel code pages are read+execute and never writable") {
+TEST_CASE("codegen: kernel code pages are read+execute and never writable") {
   Plan plan;
   std::string error;
   std::unique_ptr<JitKernel> jit = emit_small(&plan, 32, &error);
@@ -55,7 +55,7 @@ TEST_CASE("kernel code pages are read+execute and never writable") {
   CHECK(last.substr(0, 3) == "r-x");
 }
 
-TEST_CASE("a leading dimension smaller than the matrix is an error status") {
+TEST_CASE("codegen: a leading dimension smaller than the matrix is an error status") {
   Plan plan;
   std::string error;
   std::unique_ptr<JitKernel> jit = emit_small(&plan, 10, &error);
@@ -63,7 +63,7 @@ TEST_CASE("a leading dimension smaller than the matrix is an error status") {
   CHECK(error.find("leading dimension") != std::string::npos);
 }
 
-TEST_CASE("emit_kernel rejects a null plan") {
+TEST_CASE("codegen: emit_kernel rejects a null plan") {
   EmitRequest req;
   std::unique_ptr<JitKernel> jit;
   std::string error;

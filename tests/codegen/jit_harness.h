@@ -23,6 +23,23 @@
 
 namespace tessel::test {
 
+// Debug and sanitizer builds run the solver ~20x slower: they sweep fewer random cases so the
+// suite stays under a minute there; release builds run the full counts.
+#ifdef NDEBUG
+constexpr bool kFullSweeps = true;
+#else
+constexpr bool kFullSweeps = false;
+#endif
+
+// One solver and memo for the whole test binary: tests share solved sub-specs, which is most
+// of the time a test spends outside the kernels.
+inline Solver &shared_solver() {
+  static const Target target = avx2_target(read_host_caches());
+  static InMemoryMemo memo;
+  static Solver solver(target, memo);
+  return solver;
+}
+
 struct JitCase {
   int64_t m = 1, n = 1, k = 1;
   bool trans_a = false, trans_b = false, accumulate = false;

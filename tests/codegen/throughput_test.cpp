@@ -8,7 +8,7 @@
 
 namespace tessel {
 
-TEST_CASE("throughput of emitted kernels (prints GFLOP/s)" * doctest::skip()) {
+TEST_CASE("codegen: throughput of emitted kernels (prints GFLOP/s)" * doctest::skip()) {
   const Target target = avx2_target(read_host_caches());
   InMemoryMemo memo;
   Solver solver(target, memo);
