@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The command-line tool and the observability switches, end to end.
+#   tests/cli_test.sh path/to/tessel
+set -u
+tessel=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# Bad arguments: a message and exit status 2, never a crash.
+for args in "" "plan" "plan 1 2" "plan 0 4 4" "plan -3 4 4" "plan 4 4 x" "plan 4 4 4 --bogus" \
+            "plan 4 4 4 --threads" "plan 4 4 4 --threads 0" "run 99999999999 1 1" "frobnicate"; do
+  $tessel $args >"$work/out" 2>"$work/err"
+  status=$?
+  [ $status -eq 2 ] || fail "'tessel $args' exited $status, expected 2"
+  grep -q "usage" "$work/err" || fail "'tessel $args' printed no usage"
+done
+
+# plan: a tree, its cost, search statistics.
+$tessel plan 64 48 80 --trans-b >"$work/plan" || fail "tessel plan failed"
+grep -q "f32_fma_bcast__avx2\|f32_fma_dot__avx2" "$work/plan" || fail "plan names no multiply kernel"
+grep -q "^cost:" "$work/plan" || fail "plan prints no cost"
+grep -q "specs solved" "$work/plan" || fail "plan prints no search statistics"
+
+# run, with dumps, a perf map and verbose lines.
+mkdir -p "$work/dumps"
+TESSEL_DUMP_DIR="$work/dumps" TESSEL_PERF_MAP=1 TESSEL_VERBOSE=1 \
+  $tessel run 37 29 41 --trans-a --threads 1 >"$work/run" 2>"$work/verbose"
+status=$?
+[ $status -eq 0 ] || fail "tessel run exited $status"
+grep -q "check against reference: PASS" "$work/run" || fail "run did not verify"
+grep -q "GFLOP/s" "$work/run" || fail "run printed no speed"
+grep -q "first call: search" "$work/run" || fail "run printed no first-call split"
+grep -q "new kernel tessel_sgemm_37x29x41_tn" "$work/verbose" || fail "no verbose kernel line"
+grep -q "1 kernels, .* hits, 1 misses" "$work/verbose" || fail "no verbose summary at exit"
+bin=$(ls "$work"/dumps/*.bin 2>/dev/null | head -1)
+if [ -z "$bin" ]; then
+  fail "no code dump"
+else
+  [ -s "${bin%.bin}.txt" ] || fail "no plan dump beside $bin"
+  if command -v objdump >/dev/null; then
+    objdump -D -b binary -mi386:x86-64 "$bin" | grep -q "vfmadd231ps" || fail "dump has no FMA"
+  fi
+fi
+map=$(ls /tmp/perf-*.map 2>/dev/null | xargs grep -l "tessel_sgemm_37x29x41" 2>/dev/null | head -1)
+[ -n "$map" ] || fail "no perf map entry"
+[ -n "$map" ] && rm -f "$map"
+
+if [ $failures -eq 0 ]; then echo "cli: all checks passed"; exit 0; fi
+exit 1
