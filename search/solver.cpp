@@ -1,6 +1,7 @@
 #include "solver.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -54,6 +55,14 @@ struct Candidate {
   std::array<double, 3> child_bounds{};
 };
 
+constexpr int kMaxDepth = 256;
+
+struct Scratch {
+  std::vector<Action> actions;
+  std::vector<Candidate> candidates;
+  std::vector<int> order;
+};
+
 // Budgets are compared with a little slack so rounding never turns a tie into a cut.
 double slack(double budget) {
   return budget + 1e-9 * std::abs(budget) + 1e-9;
@@ -78,12 +87,18 @@ MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
   }
   // Every action makes a strictly smaller problem (a dimension, a level, a layout class or
   // the op moves one way), so the recursion ends; this only guards that argument.
-  TESSEL_CHECK(depth < 256, "solver recursion does not terminate");
+  TESSEL_CHECK(depth < kMaxDepth, "solver recursion does not terminate");
   ++stats_.specs_solved;
 
-  std::vector<Action> actions;
+  // Scratch vectors per recursion depth, reused across specs: allocation was a tenth of the
+  // solver's time.
+  static thread_local std::array<Scratch, kMaxDepth> scratch_by_depth;
+  Scratch &scratch = scratch_by_depth[depth];
+  std::vector<Action> &actions = scratch.actions;
+  actions.clear();
   enumerate_actions(s, target_, actions);
-  std::vector<Candidate> candidates(actions.size());
+  std::vector<Candidate> &candidates = scratch.candidates;
+  candidates.resize(actions.size());
   for (size_t i = 0; i < actions.size(); ++i) {
     Candidate &c = candidates[i];
     c.index = static_cast<int>(i);
@@ -99,7 +114,8 @@ MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
                                         : (c.child_bounds[slot] == kInf ? kInf : 0);
     }
   }
-  std::vector<int> order(candidates.size());
+  std::vector<int> &order = scratch.order;
+  order.resize(candidates.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   std::stable_sort(order.begin(), order.end(),
                    [&](int x, int y) { return candidates[x].bound < candidates[y].bound; });
