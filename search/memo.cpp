@@ -35,7 +35,6 @@ void InMemoryMemo::put(const Spec &s, const MemoEntry &e) {
   if (!slot.used) {
     slot.used = true;
     slot.key = key;
-    slot.spec = s;
     ++count_;
   }
   slot.entry = e;

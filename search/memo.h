@@ -39,14 +39,14 @@ class InMemoryMemo final : public MemoDb {
   template <class F>
   void for_each(F &&f) const {
     for (const Slot &slot : slots_)
-      if (slot.used) f(slot.spec, slot.entry);
+      if (slot.used) f(spec_from_key(slot.key), slot.entry);
   }
 
  private:
+  // Keys only (no Spec copy): lookups are memory-bound, so a smaller slot is a faster one.
   struct Slot {
-    bool used = false;
     SpecKey key{};
-    Spec spec;
+    bool used = false;
     MemoEntry entry;
   };
   size_t find(const SpecKey &key, uint64_t hash) const;

@@ -96,6 +96,25 @@ SpecKey spec_key(const Spec &s) {
   return k;
 }
 
+static TensorSpec tensor_from_code(uint64_t code) {
+  return TensorSpec{Level(code & 0xf), Layout{LayoutKind((code >> 4) & 0xf), uint8_t(code >> 8)}};
+}
+
+Spec spec_from_key(const SpecKey &k) {
+  Spec s;
+  s.op = Op(k[0] & 0xff);
+  s.dtype = Dtype((k[0] >> 8) & 0xff);
+  s.accumulate = (k[0] >> 16) & 0xff;
+  s.threads = uint8_t(k[0] >> 24);
+  for (int i = 0; i < 3; ++i) s.operands[i] = tensor_from_code((k[1] >> (16 * i)) & 0xffff);
+  s.dims = {int32_t(uint32_t(k[2])), int32_t(uint32_t(k[2] >> 32)), int32_t(uint32_t(k[3]))};
+  s.limits.vregs = uint32_t(k[3] >> 32);
+  s.limits.l1_kib = uint32_t(k[4] & 0xffff);
+  s.limits.l2_kib = uint32_t((k[4] >> 16) & 0xffffff);
+  s.limits.l3_kib = uint32_t(k[4] >> 40);
+  return s;
+}
+
 uint64_t spec_hash(const Spec &s) {
   // Multiply-xorshift mixing of the key words; cheap and good enough for open hashing.
   uint64_t h = 0;

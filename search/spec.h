@@ -65,6 +65,8 @@ struct Spec {
 // Fixed-width integer coordinates of a spec: the memo and the database key on these.
 using SpecKey = std::array<uint64_t, 5>;
 SpecKey spec_key(const Spec &s);
+// The inverse of spec_key for every spec (keys hold all its fields).
+Spec spec_from_key(const SpecKey &k);
 uint64_t spec_hash(const Spec &s);
 
 // Clears what cannot change a spec's solution (unused dimensions and operands, flags of

@@ -31,6 +31,16 @@ TEST_CASE("canonicalization is idempotent and keeps the key of canonical specs")
   }
 }
 
+TEST_CASE("spec keys decode to the spec they encode") {
+  std::mt19937_64 rng(2);
+  for (int i = 0; i < 2000; ++i) {
+    Spec s = canonical(random_spec(rng));
+    s.limits = MemoryLimits{uint32_t(rng() % 64), uint32_t(rng() % 0xffff),
+                            uint32_t(rng() % 0xffffff), uint32_t(rng() % 0xffffff)};
+    CHECK(spec_from_key(spec_key(s)) == s);
+  }
+}
+
 TEST_CASE("canonicalization clears what an op does not use") {
   Spec s;
   s.op = Op::Zero;
