@@ -24,8 +24,7 @@ void enumerate_packs(const Spec &s, const Target &t, std::vector<Action> &out) {
   }
 }
 
-Expansion expand_pack(const Spec &s, const Action &a, const Target &t) {
-  (void)t;
+Expansion expand_pack(const Spec &s, const Action &a, const Target &) {
   Expansion e;
   e.node = NodeKind::Alloc;
   e.operand = a.a;

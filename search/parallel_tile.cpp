@@ -7,14 +7,11 @@
 
 namespace tessel {
 
-void enumerate_serial(const Spec &s, const Target &t, std::vector<Action> &out) {
-  (void)t;
+void enumerate_serial(const Spec &s, const Target &, std::vector<Action> &out) {
   if (s.threads > 1) out.push_back({ActionKind::Serial, 0, 0, 0});
 }
 
-Expansion expand_serial(const Spec &s, const Action &a, const Target &t) {
-  (void)a;
-  (void)t;
+Expansion expand_serial(const Spec &s, const Action &, const Target &) {
   Expansion e;
   e.node = NodeKind::Block;
   e.children[0].spec = s;

@@ -20,8 +20,7 @@ void enumerate_register_tiles(const Spec &s, const Target &t, std::vector<Action
   }
 }
 
-Expansion expand_register_tile(const Spec &s, const Action &a, const Target &t) {
-  (void)t;
+Expansion expand_register_tile(const Spec &s, const Action &a, const Target &) {
   Expansion e;
   e.node = NodeKind::Alloc;
   e.operand = 2;

@@ -131,11 +131,11 @@ Spec canonical(Spec s) {
   if (s.op != Op::Move) s.accumulate = false;
   if (!s.is_matmul()) s.dims[2] = 1;
   for (int i = s.operand_count(); i < 3; ++i) s.operands[i] = TensorSpec{};
-  // A register tensor has exactly one place to be.
-  for (int i = 0; i < s.operand_count(); ++i)
-    if (s.operands[i].layout.is_register()) s.operands[i].level = Level::VRF;
-  // A tile that fits one panel along the panel axis is addressed the same whatever the strip,
-  // but the strip still fixes its inner stride, so it stays.
+  for (int i = 0; i < s.operand_count(); ++i) {
+    TensorSpec &t = s.operands[i];
+    if (t.layout.is_register()) t.level = Level::VRF;  // one place to be
+    if (!t.layout.is_panel()) t.layout.strip = 0;      // only panels have strips
+  }
   if (s.threads == 0) s.threads = 1;
   return s;
 }

@@ -321,7 +321,6 @@ double Target::kernel_cost(KernelId k, const Spec &s) const {
              lines(dst, s.dims[0], s.dims[1]) * c.line_cycles[static_cast<int>(dst.level)];
     }
   }
-  (void)kk;
   return 0;
 }
 

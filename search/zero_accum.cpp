@@ -3,14 +3,11 @@
 
 namespace tessel {
 
-void enumerate_zero_accum(const Spec &s, const Target &t, std::vector<Action> &out) {
-  (void)t;
+void enumerate_zero_accum(const Spec &s, const Target &, std::vector<Action> &out) {
   if (s.op == Op::Matmul) out.push_back({ActionKind::ZeroAccum, 0, 0, 0});
 }
 
-Expansion expand_zero_accum(const Spec &s, const Action &a, const Target &t) {
-  (void)a;
-  (void)t;
+Expansion expand_zero_accum(const Spec &s, const Action &, const Target &) {
   Expansion e;
   e.node = NodeKind::Block;
   Spec zero;
