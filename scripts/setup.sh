@@ -8,7 +8,8 @@ build=${1:-build}
 shift || true
 
 packages=(build-essential cmake ninja-build pkg-config
-          libxbyak-dev libtbb-dev doctest-dev)
+          libxbyak-dev libtbb-dev doctest-dev
+          libblas-test python3-numpy)  # code nobody here wrote, for the BLAS tests
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
