@@ -3,7 +3,7 @@
 #   perf/run.sh [--threads T]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packages=(libopenblas-dev pkg-config)
+packages=(libopenblas-dev pkg-config python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -19,3 +19,6 @@ build-perf/bin/search_bench "$shapes" "$@"
 echo
 echo "== GEMM: tessel beside OpenBLAS (forced to its Haswell AVX2 kernels)"
 OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=1 build-perf/bin/gemm_bench "$shapes" "$@"
+echo
+echo "== numpy float32 matmul with and without libtessel_blas.so preloaded"
+/usr/bin/python3 perf/numpy_bench.py build-perf/lib/libtessel_blas.so "$shapes"
