@@ -56,6 +56,7 @@ struct Candidate {
 };
 
 constexpr int kMaxDepth = 256;
+constexpr double kEagerMargin = 1.5;
 
 struct Scratch {
   std::vector<Action> actions;
@@ -122,8 +123,10 @@ MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
 
   MemoEntry best;
   int best_index = -1;
-  double limit = budget;    // the most a useful plan may cost
-  double cut_bound = kInf;  // the least any skipped action could cost
+  // Solving a little past the budget costs little more, and saves re-solving this spec when
+  // a later parent can afford more: search up to a margin over the known bound.
+  double limit = std::max(budget, floor * kEagerMargin);  // the most a useful plan may cost
+  double cut_bound = kInf;                                // the least any skipped action could cost
   for (int position : order) {
     const Candidate &c = candidates[position];
     if (c.bound > slack(limit)) {
