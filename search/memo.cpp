@@ -13,38 +13,50 @@ static uint64_t key_hash(const SpecKey &key) {
   return h;
 }
 
-size_t InMemoryMemo::find(const SpecKey &key, uint64_t hash) const {
-  const size_t mask = slots_.size() - 1;
-  for (size_t i = hash & mask;; i = (i + 1) & mask)
-    if (!slots_[i].used || slots_[i].key == key) return i;
+static uint64_t tag_of(const SpecKey &key) {
+  return key_hash(key) | 1;
+}  // never 0
+
+size_t InMemoryMemo::find(const SpecKey &key, uint64_t tag) const {
+  const size_t mask = tags_.size() - 1;
+  for (size_t i = tag & mask;; i = (i + 1) & mask)
+    if (!tags_[i] || (tags_[i] == tag && slots_[i].key == key)) return i;
 }
 
 bool InMemoryMemo::get(const Spec &s, MemoEntry *out) {
-  if (slots_.empty()) return false;
+  if (tags_.empty()) return false;
   const SpecKey key = spec_key(s);
-  const Slot &slot = slots_[find(key, key_hash(key))];
-  if (!slot.used) return false;
-  *out = slot.entry;
+  const size_t i = find(key, tag_of(key));
+  if (!tags_[i]) return false;
+  *out = slots_[i].entry;
   return true;
 }
 
 void InMemoryMemo::put(const Spec &s, const MemoEntry &e) {
-  if ((count_ + 1) * 2 > slots_.size()) grow();
+  if ((count_ + 1) * 2 > tags_.size()) grow();
   const SpecKey key = spec_key(s);
-  Slot &slot = slots_[find(key, key_hash(key))];
-  if (!slot.used) {
-    slot.used = true;
-    slot.key = key;
+  const uint64_t tag = tag_of(key);
+  const size_t i = find(key, tag);
+  if (!tags_[i]) {
+    tags_[i] = tag;
+    slots_[i].key = key;
     ++count_;
   }
-  slot.entry = e;
+  slots_[i].entry = e;
 }
 
 void InMemoryMemo::grow() {
-  std::vector<Slot> old = std::move(slots_);
-  slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
-  for (Slot &slot : old)
-    if (slot.used) slots_[find(slot.key, key_hash(slot.key))] = std::move(slot);
+  std::vector<uint64_t> old_tags = std::move(tags_);
+  std::vector<Slot> old_slots = std::move(slots_);
+  const size_t size = old_tags.empty() ? 1024 : old_tags.size() * 2;
+  tags_.assign(size, 0);
+  slots_.assign(size, Slot{});
+  for (size_t i = 0; i < old_tags.size(); ++i)
+    if (old_tags[i]) {
+      const size_t j = find(old_slots[i].key, old_tags[i]);
+      tags_[j] = old_tags[i];
+      slots_[j] = old_slots[i];
+    }
 }
 
 }  // namespace tessel

@@ -38,20 +38,21 @@ class InMemoryMemo final : public MemoDb {
   size_t size() const override { return count_; }
   template <class F>
   void for_each(F &&f) const {
-    for (const Slot &slot : slots_)
-      if (slot.used) f(spec_from_key(slot.key), slot.entry);
+    for (size_t i = 0; i < tags_.size(); ++i)
+      if (tags_[i]) f(spec_from_key(slots_[i].key), slots_[i].entry);
   }
 
  private:
-  // Keys only (no Spec copy): lookups are memory-bound, so a smaller slot is a faster one.
+  // Lookups are memory-bound: probing walks a dense array of 64-bit hash tags (eight to a
+  // cache line) and touches a slot only when its tag matches. Tag 0 marks an empty slot.
   struct Slot {
     SpecKey key{};
-    bool used = false;
     MemoEntry entry;
   };
-  size_t find(const SpecKey &key, uint64_t hash) const;
+  size_t find(const SpecKey &key, uint64_t tag) const;
   void grow();
 
+  std::vector<uint64_t> tags_;
   std::vector<Slot> slots_;
   size_t count_ = 0;
 };

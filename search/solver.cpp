@@ -118,8 +118,14 @@ MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
   std::vector<int> &order = scratch.order;
   order.resize(candidates.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int x, int y) { return candidates[x].bound < candidates[y].bound; });
+  // Insertion sort: stable, allocation-free, and fast for the few dozen actions of a spec.
+  for (size_t i = 1; i < order.size(); ++i) {
+    const int x = order[i];
+    size_t j = i;
+    for (; j > 0 && candidates[x].bound < candidates[order[j - 1]].bound; --j)
+      order[j] = order[j - 1];
+    order[j] = x;
+  }
 
   MemoEntry best;
   int best_index = -1;
