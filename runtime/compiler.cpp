@@ -56,7 +56,7 @@ tessel_status compile(const KernelKey &key, std::shared_ptr<const CompiledKernel
   kernel->key = key;
   const Target &target = host_target();
   const Spec spec = matmul_spec(key.m, key.n, key.k, key.trans_a, key.trans_b, key.accumulate,
-                                key.threads, target.limits());
+                                key.threads, target.limits(), key.lda * 4, key.ldb * 4);
   const auto t0 = Clock::now();
   Solver solver(target, thread_memo());
   if (!build_plan(solver, spec, &kernel->plan))

@@ -1,5 +1,7 @@
 #include "spec.h"
 
+#include <algorithm>
+
 #include "check.h"
 
 namespace tessel {
@@ -88,7 +90,8 @@ SpecKey spec_key(const Spec &s) {
   k[0] = uint64_t(s.op) | uint64_t(s.dtype) << 8 | uint64_t(s.accumulate) << 16 |
          uint64_t(s.threads) << 24;
   k[1] = tensor_code(s.operands[0]) | tensor_code(s.operands[1]) << 16 |
-         tensor_code(s.operands[2]) << 32;
+         tensor_code(s.operands[2]) << 32 | uint64_t(s.operands[0].wide_stride) << 48 |
+         uint64_t(s.operands[1].wide_stride) << 49 | uint64_t(s.operands[2].wide_stride) << 50;
   k[2] = uint64_t(uint32_t(s.dims[0])) | uint64_t(uint32_t(s.dims[1])) << 32;
   k[3] = uint64_t(uint32_t(s.dims[2])) | uint64_t(s.limits.vregs) << 32;
   k[4] =
@@ -106,7 +109,10 @@ Spec spec_from_key(const SpecKey &k) {
   s.dtype = Dtype((k[0] >> 8) & 0xff);
   s.accumulate = (k[0] >> 16) & 0xff;
   s.threads = uint8_t(k[0] >> 24);
-  for (int i = 0; i < 3; ++i) s.operands[i] = tensor_from_code((k[1] >> (16 * i)) & 0xffff);
+  for (int i = 0; i < 3; ++i) {
+    s.operands[i] = tensor_from_code((k[1] >> (16 * i)) & 0xffff);
+    s.operands[i].wide_stride = (k[1] >> (48 + i)) & 1;
+  }
   s.dims = {int32_t(uint32_t(k[2])), int32_t(uint32_t(k[2] >> 32)), int32_t(uint32_t(k[3]))};
   s.limits.vregs = uint32_t(k[3] >> 32);
   s.limits.l1_kib = uint32_t(k[4] & 0xffff);
@@ -135,6 +141,7 @@ Spec canonical(Spec s) {
     TensorSpec &t = s.operands[i];
     if (t.layout.is_register()) t.level = Level::VRF;  // one place to be
     if (!t.layout.is_panel()) t.layout.strip = 0;      // only panels have strips
+    if (t.layout.is_panel() || t.layout.is_register()) t.wide_stride = false;  // user data
   }
   if (s.threads == 0) s.threads = 1;
   return s;
@@ -160,14 +167,17 @@ std::string to_string(const Spec &s) {
 }
 
 Spec matmul_spec(int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, bool accumulate,
-                 int threads, MemoryLimits limits) {
+                 int threads, MemoryLimits limits, int64_t lda_bytes, int64_t ldb_bytes) {
   TESSEL_CHECK(m > 0 && n > 0 && k > 0 && m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX,
                "matmul_spec: dimensions out of range");
   Spec s;
   s.op = accumulate ? Op::MatmulAccum : Op::Matmul;
   s.dims = {int32_t(m), int32_t(n), int32_t(k)};
-  s.operands[0] = {Level::GL, trans_a ? col_major() : row_major()};
-  s.operands[1] = {Level::GL, trans_b ? col_major() : row_major()};
+  const int64_t tight_a = (trans_a ? m : k) * 4, tight_b = (trans_b ? k : n) * 4;
+  s.operands[0] = {Level::GL, trans_a ? col_major() : row_major(),
+                   std::max(lda_bytes, tight_a) >= kWideStrideBytes};
+  s.operands[1] = {Level::GL, trans_b ? col_major() : row_major(),
+                   std::max(ldb_bytes, tight_b) >= kWideStrideBytes};
   s.operands[2] = {Level::GL, row_major()};
   s.threads = uint8_t(threads < 1 ? 1 : threads > 255 ? 255 : threads);
   s.limits = limits;

@@ -29,6 +29,8 @@ Expansion expand_stage(const Spec &s, const Action &a, const Target &t) {
   const TensorSpec &from = s.operands[a.a];
   e.local_cycles =
       t.lines(from, s.rows(a.a), s.cols(a.a)) * t.coef.line_cycles[static_cast<int>(from.level)];
+  if (Level(a.b) == Level::L1)
+    e.local_cycles += t.strided_rows_cost(from, s.rows(a.a), s.cols(a.a));
   e.children[0].spec = s;
   e.children[0].spec.operands[a.a].level = Level(a.b);
   e.children[0].present = true;

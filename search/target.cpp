@@ -115,6 +115,12 @@ double Target::lines(const TensorSpec &t, int64_t rows, int64_t cols) const {
   return 0;
 }
 
+double Target::strided_rows_cost(const TensorSpec &t, int64_t rows, int64_t cols) const {
+  if (!t.wide_stride) return 0;
+  const int64_t stored_rows = t.layout.kind == LayoutKind::RowMajor ? rows : cols;
+  return stored_rows > 1 ? coef.strided_row_cycles * static_cast<double>(stored_rows) : 0;
+}
+
 int64_t Target::footprint(const TensorSpec &t, int64_t rows, int64_t cols) const {
   if (t.layout.is_register()) return 0;
   return static_cast<int64_t>(std::ceil(lines(t, rows, cols))) * 64;
@@ -317,7 +323,8 @@ double Target::kernel_cost(KernelId k, const Spec &s) const {
               ? elements / lanes *
                     (1 / c.stores_per_cycle + c.masked_extra * (dst.layout.strip % lanes != 0))
               : elements * c.scalar_copy;
-      return copy + lines(src, s.dims[0], s.dims[1]) * c.line_cycles[static_cast<int>(src.level)] +
+      return copy + strided_rows_cost(src, s.dims[0], s.dims[1]) +
+             lines(src, s.dims[0], s.dims[1]) * c.line_cycles[static_cast<int>(src.level)] +
              lines(dst, s.dims[0], s.dims[1]) * c.line_cycles[static_cast<int>(dst.level)];
     }
   }

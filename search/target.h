@@ -36,7 +36,11 @@ struct CostCoefficients {
   // ~4.5 GHz = ~8 B/cycle). Index by Level; VRF and L1 accesses are paid by the kernels.
   double line_cycles[5] = {0, 0, 2, 4, 8};
   double loop_iteration = 0.5;  // counter update, compare, branch, pointer bumps
-  double fork_join = 6000;      // oneTBB parallel_for dispatch and join (~1.5 us at 4 GHz)
+  // Extra cycles per row when a tile of a wide-strided user matrix is read into L1 (set
+  // aliasing, a page per row). Measured: with it the search packs A at 512^3 and 1024^3 and
+  // runs 8-12% faster there (interleaved A/B runs, see the #3 closing note); 256^3 is narrow.
+  double strided_row_cycles = 8;
+  double fork_join = 6000;  // oneTBB parallel_for dispatch and join (~1.5 us at 4 GHz)
 };
 
 struct Target {
@@ -80,6 +84,8 @@ struct Target {
   // 64-byte lines a rows x cols tile of this tensor touches (expected value for user
   // memory of unknown alignment; exact for our 64-byte-aligned packed buffers).
   double lines(const TensorSpec &t, int64_t rows, int64_t cols) const;
+  // The per-row cost of reading a tile of a wide-strided user matrix into L1 (0 otherwise).
+  double strided_rows_cost(const TensorSpec &t, int64_t rows, int64_t cols) const;
   // Bytes of cache a tile occupies (whole lines).
   int64_t footprint(const TensorSpec &t, int64_t rows, int64_t cols) const;
 

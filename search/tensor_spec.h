@@ -11,6 +11,10 @@ namespace tessel {
 struct TensorSpec {
   Level level = Level::GL;
   Layout layout;
+  // User matrices only: consecutive rows (row-major) or columns (column-major) are at least
+  // kWideStrideBytes apart. Such rows land in few L1 sets and many pages, so reading a tile
+  // of them costs per row (Target::coef.strided_row_cycles); packing avoids it.
+  bool wide_stride = false;
 
   friend bool operator==(const TensorSpec &, const TensorSpec &) = default;
 };

@@ -71,6 +71,22 @@ TEST_CASE("spec keys distinguish every field the solver reads") {
   other = base;
   other.limits.l1_kib += 1;
   CHECK(spec_key(other) != spec_key(base));
+  other = base;
+  other.operands[0].wide_stride = !base.operands[0].wide_stride;
+  CHECK(spec_key(other) != spec_key(base));
+  CHECK(spec_from_key(spec_key(other)) == other);
+}
+
+TEST_CASE("user matrices are wide-strided from 2 KiB between stored rows") {
+  const Target t = avx2_target(HostCaches{});
+  CHECK_FALSE(matmul_spec(8, 256, 256, false, false, false, 1, t.limits()).a().wide_stride);
+  CHECK(matmul_spec(8, 256, 512, false, false, false, 1, t.limits()).a().wide_stride);
+  CHECK(matmul_spec(8, 256, 16, false, false, false, 1, t.limits(), 4096).a().wide_stride);
+  CHECK(matmul_spec(600, 4, 16, true, false, false, 1, t.limits()).a().wide_stride);  // A^T
+  CHECK_FALSE(matmul_spec(8, 256, 256, false, false, false, 1, t.limits()).b().wide_stride);
+  Spec packed = matmul_spec(8, 256, 512, false, false, false, 1, t.limits());
+  packed.operands[0].layout = panel_rows(6);
+  CHECK_FALSE(canonical(packed).a().wide_stride);  // our buffers are never strided
 }
 
 TEST_CASE("panel layouts address elements as documented") {
