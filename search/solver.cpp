@@ -9,6 +9,14 @@
 #include "check.h"
 
 namespace tessel {
+namespace {
+
+constexpr int kMaxDepth = 256;
+// How far above a spec's lower bound its search reaches at first (see solve, solve_within):
+// the model's overheads over its bound are rarely larger.
+constexpr double kEagerMargin = 1.5;
+
+}  // namespace
 
 void add_child_cost(Cost &total, const Cost &child, double multiplicity) {
   total.cycles += child.cycles * multiplicity;
@@ -18,17 +26,16 @@ void add_child_cost(Cost &total, const Cost &child, double multiplicity) {
 
 MemoEntry Solver::solve(const Spec &s) {
   const auto start = std::chrono::steady_clock::now();
-  // Iterative widening: search under a budget 50% above the lower bound (the model's
-  // overheads rarely reach that), and widen it until a plan fits. Each failed round leaves proven
-  // lower bounds in the memo, so the next round prunes more; the first plan found is the exact
-  // optimum.
+  // Iterative widening: search under a budget kEagerMargin above the lower bound, and widen
+  // it until a plan fits. Each failed round leaves proven lower bounds in the memo, so the
+  // next round prunes more; the first plan found is the exact optimum.
   const Spec c = canonical(s);
   MemoEntry e;
-  double budget = known_lower_bound(c) * 1.5;
+  double budget = known_lower_bound(c) * kEagerMargin;
   for (int round = 0; round < 64 && std::isfinite(budget); ++round) {
     e = solve_within(c, budget, 0);
     if (e.exact) break;
-    budget = std::max(budget, e.lower_bound) * 1.5;
+    budget = std::max(budget, e.lower_bound) * kEagerMargin;
   }
   if (!e.exact) e = solve_within(c, std::numeric_limits<double>::infinity(), 0);
   stats_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -54,9 +61,6 @@ struct Candidate {
   std::array<Spec, 3> children;
   std::array<double, 3> child_bounds{};
 };
-
-constexpr int kMaxDepth = 256;
-constexpr double kEagerMargin = 1.5;
 
 struct Scratch {
   std::vector<Action> actions;
