@@ -91,7 +91,7 @@ TEST_CASE("cblas_sgemm reports bad arguments with the reference parameter number
   CHECK(g_xerbla_name == "cblas_sgemm");
 }
 
-TEST_CASE("beta == 0 never reads C; alpha == 0 never reads A or B") {
+TEST_CASE("beta == 0 never reads C, alpha == 0 never reads A or B") {
   const int m = 7, n = 9, k = 5;
   std::vector<float> a(m * k, 1), b(k * n, 1), c(m * n, std::nanf(""));
   const float one = 1, zero = 0;
