@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 shift || true
 
-packages=(build-essential cmake ninja-build pkg-config
+packages=(build-essential cmake ninja-build pkg-config libsqlite3-dev
           libxbyak-dev libtbb-dev doctest-dev
           libblas-test python3-numpy)  # code nobody here wrote, for the BLAS tests
 missing=()

@@ -2,17 +2,6 @@
 
 namespace tessel {
 
-static uint64_t key_hash(const SpecKey &key) {
-  uint64_t h = 0;
-  for (uint64_t w : key) {
-    uint64_t z = h + w + 0x9e3779b97f4a7c15ull;  // splitmix64 finalizer per word
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    h = z ^ (z >> 31);
-  }
-  return h;
-}
-
 static uint64_t tag_of(const SpecKey &key) {
   return key_hash(key) | 1;
 }  // never 0

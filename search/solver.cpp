@@ -18,9 +18,14 @@ constexpr double kEagerMargin = 1.5;
 
 }  // namespace
 
-void add_child_cost(Cost &total, const Cost &child, double multiplicity) {
+Cost local_cost(const Expansion &e) {
+  return Cost{e.local_cycles, e.alloc_bytes, 1};
+}
+
+void add_child_cost(Cost &total, const Cost &child, double multiplicity, const Expansion &e) {
   total.cycles += child.cycles * multiplicity;
-  total.peak_bytes = std::max(total.peak_bytes, child.peak_bytes);
+  // The node's own workspace stays allocated while the child runs.
+  total.peak_bytes = std::max(total.peak_bytes, child.peak_bytes + e.alloc_bytes);
   total.depth = std::max(total.depth, child.depth + 1);
 }
 
@@ -146,7 +151,7 @@ MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
     }
     ++stats_.actions_tried;
     const Expansion &e = c.expansion;
-    Cost total{e.local_cycles, e.alloc_bytes, 1};
+    Cost total = local_cost(e);
     double rest = c.bound - e.local_cycles;
     bool complete = true;
     for (int slot = 0; slot < 3 && complete; ++slot) {
@@ -163,9 +168,7 @@ MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
                                                  : (sub_bound == kInf ? kInf : total.cycles));
         break;
       }
-      Cost child_cost = sub.cost;
-      child_cost.peak_bytes += e.alloc_bytes;
-      add_child_cost(total, child_cost, mult);
+      add_child_cost(total, sub.cost, mult, e);
     }
     if (!complete) continue;
     if (total.cycles > slack(limit)) {

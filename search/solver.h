@@ -46,7 +46,8 @@ class Solver {
   SearchStats stats_;
 };
 
-// Combines a child's cost into a parent's running total.
-void add_child_cost(Cost &total, const Cost &child, double multiplicity);
+// An action's cost is its expansion's local cost, with each child's cost added in slot order.
+Cost local_cost(const Expansion &e);
+void add_child_cost(Cost &total, const Cost &child, double multiplicity, const Expansion &e);
 
 }  // namespace tessel

@@ -122,9 +122,13 @@ Spec spec_from_key(const SpecKey &k) {
 }
 
 uint64_t spec_hash(const Spec &s) {
+  return key_hash(spec_key(s));
+}
+
+uint64_t key_hash(const SpecKey &key) {
   // Multiply-xorshift mixing of the key words; cheap and good enough for open hashing.
   uint64_t h = 0;
-  for (uint64_t w : spec_key(s)) {
+  for (uint64_t w : key) {
     uint64_t z = h + w + 0x9e3779b97f4a7c15ull;  // splitmix64 finalizer per word
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;

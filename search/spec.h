@@ -68,6 +68,7 @@ SpecKey spec_key(const Spec &s);
 // The inverse of spec_key for every spec (keys hold all its fields).
 Spec spec_from_key(const SpecKey &k);
 uint64_t spec_hash(const Spec &s);
+uint64_t key_hash(const SpecKey &key);
 
 // Clears what cannot change a spec's solution (unused dimensions and operands, flags of
 // other ops) so equal problems meet in the memo. Idempotent.
@@ -88,6 +89,9 @@ constexpr int64_t kWideStrideBytes = 2048;
 
 struct SpecHash {
   size_t operator()(const Spec &s) const { return spec_hash(s); }
+};
+struct SpecKeyHash {
+  size_t operator()(const SpecKey &k) const { return key_hash(k); }
 };
 
 }  // namespace tessel

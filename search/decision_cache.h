@@ -1,0 +1,44 @@
+// DecisionCache: the decisions this process knows, shared by all its compiling threads.
+//
+// A block is read from the store the first time one of its specs is asked for, then served
+// from memory; decisions solved here are added at once and written to the store. Without a
+// store (database off or unusable) it is a plain in-memory table.
+#pragma once
+#include <functional>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "memo_block.h"
+#include "memo_store.h"
+
+namespace tessel {
+
+class DecisionCache {
+ public:
+  // `warn` hears about damaged blocks and failed writes, by topic (the caller decides how
+  // often to say so). `store` may be null, and must outlive the cache.
+  using Warn = std::function<void(const char *topic, const std::string &message)>;
+  explicit DecisionCache(MemoStore *store, Warn warn = nullptr);
+
+  // The decision stored for a canonical spec's key. `reread`: when the key's block was read
+  // before without it, read the block again (another process may have written it since).
+  bool find(const SpecKey &key, Decision *out, bool reread = false);
+  // Adds decisions solved by this process, and merges them into the store.
+  void publish(const std::vector<StoredEntry> &entries);
+
+  MemoStore *store() const { return store_; }
+
+ private:
+  void load_block(const BlockId &id);
+
+  MemoStore *store_;
+  Warn warn_;
+  std::shared_mutex mutex_;
+  std::unordered_map<SpecKey, Decision, SpecKeyHash> decisions_;
+  std::unordered_set<BlockId, BlockIdHash> loaded_;
+};
+
+}  // namespace tessel

@@ -1,0 +1,282 @@
+#include "memo_store.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <unordered_map>
+
+namespace tessel {
+namespace {
+
+constexpr const char *kSchema =
+    "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS blocks(class_lo INTEGER NOT NULL, class_hi INTEGER NOT NULL,"
+    " m INTEGER NOT NULL, n INTEGER NOT NULL, k INTEGER NOT NULL, data BLOB NOT NULL,"
+    " PRIMARY KEY(class_lo, class_hi, m, n, k)) WITHOUT ROWID;";
+
+// Waits this long for another process's write transaction before giving up.
+constexpr int kBusyTimeoutMs = 30000;
+
+void bind_id(sqlite3_stmt *st, const BlockId &id) {
+  sqlite3_bind_int64(st, 1, static_cast<sqlite3_int64>(id.class_lo));
+  sqlite3_bind_int64(st, 2, static_cast<sqlite3_int64>(id.class_hi));
+  sqlite3_bind_int64(st, 3, id.m);
+  sqlite3_bind_int64(st, 4, id.n);
+  sqlite3_bind_int64(st, 5, id.k);
+}
+
+BlockId column_id(sqlite3_stmt *st) {
+  BlockId id;
+  id.class_lo = static_cast<uint64_t>(sqlite3_column_int64(st, 0));
+  id.class_hi = static_cast<uint64_t>(sqlite3_column_int64(st, 1));
+  id.m = static_cast<uint32_t>(sqlite3_column_int64(st, 2));
+  id.n = static_cast<uint32_t>(sqlite3_column_int64(st, 3));
+  id.k = static_cast<uint32_t>(sqlite3_column_int64(st, 4));
+  return id;
+}
+
+std::string_view column_blob(sqlite3_stmt *st, int col) {
+  const void *p = sqlite3_column_blob(st, col);
+  return {static_cast<const char *>(p), static_cast<size_t>(sqlite3_column_bytes(st, col))};
+}
+
+int64_t size_of(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+}
+
+// Finalizes a statement when it goes out of scope.
+struct Statement {
+  sqlite3_stmt *st = nullptr;
+  ~Statement() { sqlite3_finalize(st); }
+};
+
+}  // namespace
+
+std::unique_ptr<MemoStore> MemoStore::open(const std::string &path, Access access,
+                                           const std::string &fingerprint, std::string *error) {
+  std::unique_ptr<MemoStore> s(new MemoStore);
+  s->path_ = path;
+  s->fingerprint_ = fingerprint;
+  s->access_ = access;
+  const int flags = access == Access::ReadOnly ? SQLITE_OPEN_READONLY
+                                               : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  if (sqlite3_open_v2(path.c_str(), &s->db_, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    *error = "cannot open " + path + ": " + (s->db_ ? sqlite3_errmsg(s->db_) : "out of memory");
+    return nullptr;
+  }
+  sqlite3_busy_timeout(s->db_, kBusyTimeoutMs);
+  std::string why;
+  s->exec("PRAGMA mmap_size=268435456;", nullptr);  // reads without a copy per page
+  if (access == Access::ReadWrite) {
+    // WAL: readers never block writers; NORMAL sync: a crash of the process (kill -9) loses
+    // nothing committed, only power loss may drop the last transactions (never corrupts).
+    // Switching a new file to WAL takes an exclusive lock that the busy timeout does not
+    // cover, so processes creating the database together retry.
+    bool ready = false;
+    for (int attempt = 0; attempt < 200 && !ready; ++attempt) {
+      int code = SQLITE_OK;
+      auto run = [&](const std::string &sql) {
+        if (s->exec(sql.c_str(), &why)) return true;
+        code = sqlite3_errcode(s->db_) & 0xff;
+        return false;
+      };
+      ready = run("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;") && run("BEGIN IMMEDIATE;");
+      if (ready &&
+          !(run(kSchema) &&
+            run("INSERT OR IGNORE INTO meta VALUES('fingerprint', '" + fingerprint + "');") &&
+            run("COMMIT;"))) {
+        s->exec("ROLLBACK;", nullptr);
+        ready = false;
+      }
+      if (!ready && code != SQLITE_BUSY && code != SQLITE_LOCKED) break;
+      if (!ready) usleep(25000);
+    }
+    if (!ready) {
+      *error = path + ": " + why;
+      return nullptr;
+    }
+  }
+  {
+    Statement q;
+    if (sqlite3_prepare_v2(s->db_, "SELECT value FROM meta WHERE name = 'fingerprint';", -1, &q.st,
+                           nullptr) != SQLITE_OK) {
+      *error = path + " is not a tessel memo database (" + sqlite3_errmsg(s->db_) + ")";
+      return nullptr;
+    }
+    const int rc = sqlite3_step(q.st);
+    if (rc != SQLITE_ROW) {
+      *error = path + " is not a tessel memo database (" +
+               (rc == SQLITE_DONE ? "no fingerprint" : sqlite3_errmsg(s->db_)) + ")";
+      return nullptr;
+    }
+    const auto *text = reinterpret_cast<const char *>(sqlite3_column_text(q.st, 0));
+    const std::string found = text ? text : "";
+    if (found != fingerprint) {
+      *error = path + " was made for another CPU or tessel version (" + found + "; this is " +
+               fingerprint + ")";
+      return nullptr;
+    }
+  }
+  if (sqlite3_prepare_v2(s->db_,
+                         "SELECT data FROM blocks WHERE class_lo = ?1 AND class_hi = ?2 AND "
+                         "m = ?3 AND n = ?4 AND k = ?5;",
+                         -1, &s->select_, nullptr) != SQLITE_OK ||
+      (access == Access::ReadWrite &&
+       sqlite3_prepare_v2(s->db_, "INSERT OR REPLACE INTO blocks VALUES(?1, ?2, ?3, ?4, ?5, ?6);",
+                          -1, &s->upsert_, nullptr) != SQLITE_OK)) {
+    *error = path + ": " + sqlite3_errmsg(s->db_);
+    return nullptr;
+  }
+  return s;
+}
+
+MemoStore::~MemoStore() {
+  sqlite3_finalize(select_);
+  sqlite3_finalize(upsert_);
+  sqlite3_close(db_);
+}
+
+bool MemoStore::exec(const char *sql, std::string *error) {
+  char *message = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &message) == SQLITE_OK) return true;
+  if (error) *error = message ? message : sqlite3_errmsg(db_);
+  sqlite3_free(message);
+  return false;
+}
+
+MemoStore::Read MemoStore::read_block(const BlockId &id, std::vector<StoredEntry> *out,
+                                      std::string *why) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  sqlite3_reset(select_);
+  bind_id(select_, id);
+  const int rc = sqlite3_step(select_);
+  Read result = Read::Missing;
+  if (rc == SQLITE_ROW) {
+    result = decode_block(id, column_blob(select_, 0), out, why) ? Read::Found : Read::Damaged;
+  } else if (rc != SQLITE_DONE) {
+    *why = sqlite3_errmsg(db_);
+    result = Read::Damaged;
+  }
+  sqlite3_reset(select_);
+  return result;
+}
+
+bool MemoStore::merge(const std::vector<StoredEntry> &entries, std::string *error) {
+  if (access_ == Access::ReadOnly) {
+    *error = "the database is open read-only";
+    return false;
+  }
+  if (file_bytes() > size_limit_) {
+    *error = path_ + " has reached its size limit (" + std::to_string(size_limit_ >> 20) +
+             " MiB); see `tessel db clear`";
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!exec("BEGIN IMMEDIATE;", error)) return false;
+  if (merge_locked(entries, error) && exec("COMMIT;", error)) return true;
+  exec("ROLLBACK;", nullptr);
+  return false;
+}
+
+bool MemoStore::merge_locked(const std::vector<StoredEntry> &entries, std::string *error) {
+  std::unordered_map<BlockId, std::vector<StoredEntry>, BlockIdHash> by_block;
+  for (const StoredEntry &e : entries) by_block[block_of(e.key)].push_back(e);
+  std::vector<StoredEntry> merged;
+  for (const auto &[id, fresh] : by_block) {
+    merged.clear();
+    sqlite3_reset(select_);
+    bind_id(select_, id);
+    const int rc = sqlite3_step(select_);
+    std::string why;
+    if (rc == SQLITE_ROW) {
+      decode_block(id, column_blob(select_, 0), &merged, &why);  // damaged: start over
+    } else if (rc != SQLITE_DONE) {
+      *error = sqlite3_errmsg(db_);
+      sqlite3_reset(select_);
+      return false;
+    }
+    sqlite3_reset(select_);
+    merged.insert(merged.end(), fresh.begin(), fresh.end());  // the fresh entries win
+    const std::string blob = encode_block(id, merged);
+    sqlite3_reset(upsert_);
+    bind_id(upsert_, id);
+    sqlite3_bind_blob(upsert_, 6, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
+    const int wrc = sqlite3_step(upsert_);
+    sqlite3_reset(upsert_);
+    if (wrc != SQLITE_DONE) {
+      *error = sqlite3_errmsg(db_);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool MemoStore::for_each_block(const std::function<void(const BlockId &, std::string_view)> &f,
+                               std::string *error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Statement q;
+  if (sqlite3_prepare_v2(db_, "SELECT class_lo, class_hi, m, n, k, data FROM blocks;", -1, &q.st,
+                         nullptr) != SQLITE_OK) {
+    *error = sqlite3_errmsg(db_);
+    return false;
+  }
+  int rc;
+  while ((rc = sqlite3_step(q.st)) == SQLITE_ROW) f(column_id(q.st), column_blob(q.st, 5));
+  if (rc != SQLITE_DONE) {
+    *error = sqlite3_errmsg(db_);
+    return false;
+  }
+  return true;
+}
+
+bool MemoStore::clear(std::string *error) {
+  if (access_ == Access::ReadOnly) {
+    *error = "the database is open read-only";
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  return exec("DELETE FROM blocks;", error) && exec("VACUUM;", error);
+}
+
+bool MemoStore::export_to(const std::string &path, std::string *error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Statement q;
+  if (sqlite3_prepare_v2(db_, "VACUUM INTO ?1;", -1, &q.st, nullptr) != SQLITE_OK) {
+    *error = sqlite3_errmsg(db_);
+    return false;
+  }
+  sqlite3_bind_text(q.st, 1, path.c_str(), -1, SQLITE_TRANSIENT);
+  if (sqlite3_step(q.st) != SQLITE_DONE) {
+    *error = "exporting to " + path + ": " + sqlite3_errmsg(db_);
+    return false;
+  }
+  return true;
+}
+
+bool MemoStore::import_from(const std::string &path, size_t *blocks, size_t *damaged,
+                            std::string *error) {
+  std::unique_ptr<MemoStore> other = open(path, Access::ReadOnly, fingerprint_, error);
+  if (!other) return false;
+  *blocks = *damaged = 0;
+  std::vector<StoredEntry> entries;
+  std::string why;
+  if (!other->for_each_block(
+          [&](const BlockId &id, std::string_view blob) {
+            if (decode_block(id, blob, &entries, &why)) {
+              ++*blocks;
+            } else {
+              ++*damaged;
+            }
+          },
+          error))
+    return false;
+  return merge(entries, error);
+}
+
+int64_t MemoStore::file_bytes() const {
+  return size_of(path_) + size_of(path_ + "-wal");
+}
+
+}  // namespace tessel

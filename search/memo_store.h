@@ -1,0 +1,83 @@
+// MemoStore: the memo database file, shared by every process of the machine.
+//
+// SQLite in WAL mode holds the blocks (memo_block.h), one row each. Why SQLite: it is a
+// Debian package, its transactions make several processes merging into one file safe and a
+// kill -9 at any moment harmless (an interrupted transaction is rolled back on next open),
+// readers never wait for writers, and `VACUUM INTO` gives a consistent export for free.
+// LMDB would do as well but needs a fixed map size; rename-based files would need our own
+// locking for concurrent merges.
+//
+// Everything read back is checked: the file's fingerprint (versions, ISA, cache sizes) must
+// equal the opener's, and every block carries a checksum. Nothing here is ever fatal: errors
+// come back as values with a reason.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memo_block.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace tessel {
+
+class MemoStore {
+ public:
+  enum class Access { ReadOnly, ReadWrite };
+  // Opens the database at `path` (creating it when ReadWrite) for `fingerprint`. Returns null
+  // with the reason when the file cannot be opened, is not a tessel database, or was made for
+  // another fingerprint.
+  static std::unique_ptr<MemoStore> open(const std::string &path, Access access,
+                                         const std::string &fingerprint, std::string *error);
+  ~MemoStore();
+  MemoStore(const MemoStore &) = delete;
+  MemoStore &operator=(const MemoStore &) = delete;
+
+  enum class Read { Missing, Found, Damaged };
+  // Appends the block's entries to `out`. Damaged: a bad checksum or structure, or an SQLite
+  // error (the reason in `why`); the caller treats it as a miss.
+  Read read_block(const BlockId &id, std::vector<StoredEntry> *out, std::string *why);
+
+  // Merges entries into their blocks in one transaction: an entry replaces a stored one with
+  // the same key, and a damaged block is replaced by the new entries alone. Refuses (false,
+  // with the reason) when the files exceed the size limit, or on a read-only store.
+  bool merge(const std::vector<StoredEntry> &entries, std::string *error);
+
+  // Calls `f` for every block row, in key order, raw (decode_block checks it).
+  bool for_each_block(const std::function<void(const BlockId &, std::string_view)> &f,
+                      std::string *error);
+  bool clear(std::string *error);
+  // A consistent copy of the whole database at `path` (which must not exist).
+  bool export_to(const std::string &path, std::string *error);
+  // Merges every intact block of the database at `path`, which must carry this store's
+  // fingerprint. `blocks` counts the blocks imported, `damaged` those skipped.
+  bool import_from(const std::string &path, size_t *blocks, size_t *damaged, std::string *error);
+
+  // The file and its write-ahead log, in bytes.
+  int64_t file_bytes() const;
+  void set_size_limit(int64_t bytes) { size_limit_ = bytes; }
+  const std::string &path() const { return path_; }
+  const std::string &fingerprint() const { return fingerprint_; }
+  bool read_only() const { return access_ == Access::ReadOnly; }
+
+ private:
+  MemoStore() = default;
+  bool exec(const char *sql, std::string *error);
+  bool merge_locked(const std::vector<StoredEntry> &entries, std::string *error);
+
+  std::mutex mutex_;  // one connection, used by one thread at a time
+  sqlite3 *db_ = nullptr;
+  sqlite3_stmt *select_ = nullptr;
+  sqlite3_stmt *upsert_ = nullptr;
+  std::string path_;
+  std::string fingerprint_;
+  Access access_ = Access::ReadOnly;
+  int64_t size_limit_ = INT64_MAX;
+};
+
+}  // namespace tessel

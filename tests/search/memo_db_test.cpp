@@ -1,0 +1,320 @@
+// The memo database: block encoding and its damage detection, the SQLite store, and decisions
+// replayed through LayeredMemo against plain searches.
+#include <doctest/doctest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+
+#include "decision_cache.h"
+#include "fingerprint.h"
+#include "layered_memo.h"
+#include "memo_block.h"
+#include "memo_store.h"
+#include "plan.h"
+#include "solver.h"
+
+namespace tessel {
+namespace {
+
+const Target &host_target() {
+  static const Target t = avx2_target(read_host_caches());
+  return t;
+}
+
+// A fresh directory per test, removed at the end.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char name[] = "/tmp/tessel-memo-test-XXXXXX";
+    REQUIRE(mkdtemp(name));
+    path = name;
+  }
+  ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
+};
+
+// Random entries inside one block, with runs along k and repeated decisions.
+std::vector<StoredEntry> random_block(std::mt19937_64 &rng, BlockId *id) {
+  const Spec base = matmul_spec(70, 130, 200, false, true, false, 1, host_target().limits());
+  SpecKey key = spec_key(base);
+  *id = block_of(key);
+  std::vector<StoredEntry> entries;
+  std::uniform_int_distribution<int> off(0, kBlockSpan - 1), kind(0, int(ActionKind::Kernel));
+  const Decision choices[3] = {
+      {true, {ActionKind::Tile, 0, 0, 16}}, {true, {ActionKind::Kernel, 2, 0, 0}}, {false, {}}};
+  for (int i = 0; i < 300; ++i) {
+    const uint64_t m = (uint64_t{id->m} << kBlockShift) + off(rng);
+    const uint64_t n = (uint64_t{id->n} << kBlockShift) + off(rng);
+    const uint64_t k = (uint64_t{id->k} << kBlockShift) + off(rng);
+    StoredEntry e;
+    e.key = key;
+    e.key[2] = m | n << 32;
+    e.key[3] = (key[3] & ~uint64_t{0xffffffff}) | k;
+    e.decision =
+        i % 5 == 4 ? Decision{true, {ActionKind(kind(rng)), 1, 2, -7 + i}} : choices[i % 3];
+    entries.push_back(e);
+  }
+  return entries;
+}
+
+std::map<SpecKey, Decision> as_map(const std::vector<StoredEntry> &v) {
+  std::map<SpecKey, Decision> m;
+  for (const StoredEntry &e : v) m[e.key] = e.decision;  // the last one wins
+  return m;
+}
+
+TEST_CASE("a block decodes to exactly what was encoded, last entry per key winning") {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 20; ++round) {
+    BlockId id;
+    const std::vector<StoredEntry> entries = random_block(rng, &id);
+    const std::string blob = encode_block(id, entries);
+    std::vector<StoredEntry> back;
+    std::string why;
+    BlockCounts counts;
+    REQUIRE_MESSAGE(decode_block(id, blob, &back, &why, &counts), why);
+    CHECK(as_map(back) == as_map(entries));
+    CHECK(counts.entries == back.size());
+    CHECK(counts.runs <= counts.entries);
+  }
+}
+
+TEST_CASE("adjacent k with one decision are stored as one run") {
+  const Spec s = matmul_spec(8, 8, 1, false, false, false, 1, host_target().limits());
+  std::vector<StoredEntry> entries;
+  for (int k = 1; k <= 40; ++k) {
+    Spec t = s;
+    t.dims[2] = k;
+    entries.push_back({spec_key(t), Decision{true, {ActionKind::Kernel, 0, 0, 0}}});
+  }
+  const BlockId id = block_of(entries[0].key);
+  std::vector<StoredEntry> back;
+  std::string why;
+  BlockCounts counts;
+  REQUIRE(decode_block(id, encode_block(id, entries), &back, &why, &counts));
+  CHECK(counts.runs == 1);
+  CHECK(counts.entries == 40);
+  CHECK(as_map(back) == as_map(entries));
+}
+
+TEST_CASE("every flipped bit, every truncation and a misplaced block are detected") {
+  std::mt19937_64 rng(11);
+  BlockId id;
+  const std::string blob = encode_block(id, random_block(rng, &id));
+  std::vector<StoredEntry> out;
+  std::string why;
+  for (size_t i = 0; i < blob.size(); ++i)
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string bad = blob;
+      bad[i] = static_cast<char>(bad[i] ^ (1 << bit));
+      CHECK_FALSE(decode_block(id, bad, &out, &why));
+    }
+  for (size_t len = 0; len < blob.size(); ++len)
+    CHECK_FALSE(decode_block(id, std::string_view(blob).substr(0, len), &out, &why));
+  BlockId other = id;
+  other.k += 1;
+  CHECK_FALSE(decode_block(other, blob, &out, &why));
+  CHECK(out.empty());  // failures never leave partial entries behind
+}
+
+TEST_CASE("the store keeps merged blocks across reopening and refuses foreign files") {
+  TempDir dir;
+  const std::string path = dir.path + "/memo.sqlite";
+  const std::string fp = memo_fingerprint(host_target());
+  std::mt19937_64 rng(3);
+  BlockId id;
+  const std::vector<StoredEntry> first = random_block(rng, &id);
+  std::string error;
+  {
+    auto store = MemoStore::open(path, MemoStore::Access::ReadWrite, fp, &error);
+    REQUIRE_MESSAGE(store, error);
+    REQUIRE(store->merge(first, &error));
+  }
+  // A second merge into the same block keeps the first entries; its own win on equal keys.
+  std::vector<StoredEntry> second = first;
+  second.resize(10);
+  for (StoredEntry &e : second) e.decision = Decision{true, {ActionKind::SplitK, 0, 0, 64}};
+  {
+    auto store = MemoStore::open(path, MemoStore::Access::ReadWrite, fp, &error);
+    REQUIRE(store->merge(second, &error));
+  }
+  auto store = MemoStore::open(path, MemoStore::Access::ReadOnly, fp, &error);
+  REQUIRE_MESSAGE(store, error);
+  std::vector<StoredEntry> back;
+  std::string why;
+  REQUIRE(store->read_block(id, &back, &why) == MemoStore::Read::Found);
+  std::map<SpecKey, Decision> expected = as_map(first);
+  for (const StoredEntry &e : second) expected[e.key] = e.decision;
+  CHECK(as_map(back) == expected);
+  CHECK_FALSE(store->merge(second, &error));  // read-only
+
+  BlockId absent = id;
+  absent.m += 1;
+  back.clear();
+  CHECK(store->read_block(absent, &back, &why) == MemoStore::Read::Missing);
+
+  CHECK_FALSE(MemoStore::open(path, MemoStore::Access::ReadWrite, fp + " other-cpu", &error));
+  CHECK(error.find("another CPU or tessel version") != std::string::npos);
+  std::ofstream(dir.path + "/junk.sqlite") << "this is not a database, only text";
+  CHECK_FALSE(MemoStore::open(dir.path + "/junk.sqlite", MemoStore::Access::ReadWrite, fp, &error));
+  CHECK_FALSE(
+      MemoStore::open(dir.path + "/none/x.sqlite", MemoStore::Access::ReadWrite, fp, &error));
+}
+
+TEST_CASE("a damaged block in the file reads as damaged, and the next merge replaces it") {
+  TempDir dir;
+  const std::string path = dir.path + "/memo.sqlite";
+  const std::string fp = memo_fingerprint(host_target());
+  std::mt19937_64 rng(5);
+  BlockId id;
+  const std::vector<StoredEntry> entries = random_block(rng, &id);
+  std::string error;
+  auto store = MemoStore::open(path, MemoStore::Access::ReadWrite, fp, &error);
+  REQUIRE(store->merge(entries, &error));
+  {  // Flip one byte of the stored blob behind the store's back.
+    sqlite3 *db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, "UPDATE blocks SET data = CAST(data AS BLOB) || x'00';", nullptr,
+                         nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
+  std::vector<StoredEntry> back;
+  std::string why;
+  CHECK(store->read_block(id, &back, &why) == MemoStore::Read::Damaged);
+  CHECK(back.empty());
+  const std::vector<StoredEntry> fresh(entries.begin(), entries.begin() + 5);
+  REQUIRE(store->merge(fresh, &error));
+  CHECK(store->read_block(id, &back, &why) == MemoStore::Read::Found);
+  CHECK(as_map(back) == as_map(fresh));
+}
+
+TEST_CASE("the size limit stops writes with a reason") {
+  TempDir dir;
+  std::string error;
+  auto store = MemoStore::open(dir.path + "/memo.sqlite", MemoStore::Access::ReadWrite,
+                               memo_fingerprint(host_target()), &error);
+  REQUIRE(store);
+  store->set_size_limit(1);
+  std::mt19937_64 rng(1);
+  BlockId id;
+  CHECK_FALSE(store->merge(random_block(rng, &id), &error));
+  CHECK(error.find("size limit") != std::string::npos);
+}
+
+TEST_CASE("export and import move decisions between stores of one fingerprint only") {
+  TempDir dir;
+  const std::string fp = memo_fingerprint(host_target());
+  std::string error;
+  std::mt19937_64 rng(9);
+  BlockId id;
+  const std::vector<StoredEntry> entries = random_block(rng, &id);
+  auto source = MemoStore::open(dir.path + "/a.sqlite", MemoStore::Access::ReadWrite, fp, &error);
+  REQUIRE(source->merge(entries, &error));
+  REQUIRE_MESSAGE(source->export_to(dir.path + "/export.sqlite", &error), error);
+  auto target = MemoStore::open(dir.path + "/b.sqlite", MemoStore::Access::ReadWrite, fp, &error);
+  size_t blocks = 0, damaged = 0;
+  REQUIRE_MESSAGE(target->import_from(dir.path + "/export.sqlite", &blocks, &damaged, &error),
+                  error);
+  CHECK(blocks == 1);
+  CHECK(damaged == 0);
+  std::vector<StoredEntry> back;
+  std::string why;
+  REQUIRE(target->read_block(id, &back, &why) == MemoStore::Read::Found);
+  CHECK(as_map(back) == as_map(entries));
+
+  auto foreign =
+      MemoStore::open(dir.path + "/c.sqlite", MemoStore::Access::ReadWrite, fp + "x", &error);
+  REQUIRE(foreign->merge(entries, &error));
+  foreign.reset();
+  CHECK_FALSE(target->import_from(dir.path + "/c.sqlite", &blocks, &damaged, &error));
+  CHECK(error.find("another CPU") != std::string::npos);
+}
+
+// Plans through a layered memo over `cache`, publishing what was solved.
+Plan plan_through(DecisionCache &cache, const Spec &spec, int64_t *specs_solved,
+                  int64_t *rejected = nullptr) {
+  InMemoryMemo local;
+  LayeredMemo memo(local, cache, host_target());
+  Solver solver(host_target(), memo);
+  Plan plan;
+  REQUIRE(build_plan(solver, spec, &plan));
+  cache.publish(memo.take_solved());
+  *specs_solved = solver.stats().specs_solved;
+  if (rejected) *rejected = memo.rejected();
+  return plan;
+}
+
+TEST_CASE("plans replayed from a reopened database equal plans searched from scratch") {
+  TempDir dir;
+  const std::string path = dir.path + "/memo.sqlite";
+  const std::string fp = memo_fingerprint(host_target());
+  const Target &t = host_target();
+  const std::vector<Spec> specs = {
+      matmul_spec(64, 64, 64, false, false, false, 1, t.limits()),
+      matmul_spec(17, 65, 33, true, false, false, 1, t.limits()),
+      matmul_spec(96, 40, 129, false, true, true, 1, t.limits()),
+      matmul_spec(1, 512, 300, false, false, false, 1, t.limits()),
+      matmul_spec(48, 200, 64, false, false, false, 2, t.limits()),
+  };
+  std::vector<std::string> cold;
+  std::vector<double> cold_cost;
+  {
+    std::string error;
+    auto store = MemoStore::open(path, MemoStore::Access::ReadWrite, fp, &error);
+    REQUIRE(store);
+    DecisionCache cache(store.get());
+    for (const Spec &s : specs) {
+      InMemoryMemo plain;
+      Solver solver(t, plain);
+      Plan reference;
+      REQUIRE(build_plan(solver, s, &reference));
+      int64_t solved = 0;
+      const Plan p = plan_through(cache, s, &solved);
+      CHECK(format_plan(p) == format_plan(reference));
+      CHECK(p.cost == reference.cost);
+      cold.push_back(format_plan(p));
+      cold_cost.push_back(p.cost.cycles);
+    }
+  }
+  std::string error;
+  auto store = MemoStore::open(path, MemoStore::Access::ReadOnly, fp, &error);
+  REQUIRE(store);
+  DecisionCache cache(store.get());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    int64_t solved = -1, rejected = -1;
+    const Plan p = plan_through(cache, specs[i], &solved, &rejected);
+    CHECK(solved == 0);
+    CHECK(rejected == 0);
+    CHECK(format_plan(p) == cold[i]);
+    CHECK(p.cost.cycles == cold_cost[i]);
+  }
+}
+
+TEST_CASE("a stored decision that does not apply is searched again, never used") {
+  const Target &t = host_target();
+  const Spec spec = matmul_spec(32, 32, 32, false, false, false, 1, t.limits());
+  InMemoryMemo plain;
+  Solver solver(t, plain);
+  Plan reference;
+  REQUIRE(build_plan(solver, spec, &reference));
+
+  DecisionCache cache(nullptr);
+  // The root "decided" on a kernel that cannot run it, and a sub-spec on a tile size that
+  // does not exist; both must be rejected.
+  const Spec sub = canonical(matmul_spec(32, 16, 32, false, false, false, 1, t.limits()));
+  cache.publish({{spec_key(spec), Decision{true, {ActionKind::Kernel, 0, 0, 0}}},
+                 {spec_key(sub), Decision{true, {ActionKind::Tile, 0, 0, 5}}}});
+  int64_t solved = 0, rejected = 0;
+  const Plan p = plan_through(cache, spec, &solved, &rejected);
+  CHECK(rejected >= 1);
+  CHECK(solved > 0);
+  CHECK(format_plan(p) == format_plan(reference));
+  CHECK(p.cost == reference.cost);
+}
+
+}  // namespace
+}  // namespace tessel
