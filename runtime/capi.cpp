@@ -23,21 +23,6 @@ struct tessel_sgemm_kernel_s {
 
 namespace {
 
-KernelKey key_for(const Problem &p, bool accumulate) {
-  KernelKey key;
-  key.m = static_cast<int32_t>(p.m);
-  key.n = static_cast<int32_t>(p.n);
-  key.k = static_cast<int32_t>(p.k);
-  key.trans_a = p.trans_a;
-  key.trans_b = p.trans_b;
-  key.accumulate = accumulate;
-  key.threads = static_cast<uint8_t>(current_threads());
-  key.lda = p.lda;
-  key.ldb = p.ldb;
-  key.ldc = p.ldc;
-  return key;
-}
-
 // Runs a validated, bound problem. `cache` (may be null) remembers the kernels of a handle.
 tessel_status run(const Problem &p, float alpha, float beta,
                   std::atomic<std::shared_ptr<const CompiledKernel>> *cache) {
@@ -55,7 +40,8 @@ tessel_status run(const Problem &p, float alpha, float beta,
   std::shared_ptr<const CompiledKernel> kernel;
   if (cache) kernel = cache[accumulate].load(std::memory_order_acquire);
   if (!kernel || kernel->key.threads != current_threads()) {
-    const tessel_status st = Registry::instance().get(key_for(p, accumulate), &kernel);
+    const tessel_status st =
+        Registry::instance().get(kernel_key(p, accumulate, current_threads()), &kernel);
     if (st != TESSEL_OK) return st;
     if (cache) cache[accumulate].store(kernel, std::memory_order_release);
   }

@@ -1,6 +1,8 @@
 // The tessel command-line tool.
 //   tessel plan M K N [--trans-a] [--trans-b] [--threads T]   search and print the plan
 //   tessel run  M K N [--trans-a] [--trans-b] [--threads T]   search, emit, run, verify, time
+//   tessel warm FILE | --shapes MxKxN,... [--threads T]       prepare kernels ahead of time
+//   tessel db path|stats|verify|clear|export FILE|import FILE the memo database
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -12,26 +14,33 @@
 #include <cmath>
 #include <random>
 
+#include "cli.h"
 #include "compiler.h"
 #include "config.h"
 #include "cpu.h"
+#include "database.h"
 #include "executor.h"
+#include "layered_memo.h"
 #include "plan.h"
 #include "registry.h"
 #include "solver.h"
 #include "target.h"
 #include "tessel/tessel.h"
 
-namespace {
+namespace tessel::cli {
 
 int usage(const char *msg) {
   if (msg) std::fprintf(stderr, "tessel: %s\n", msg);
   std::fprintf(stderr,
                "usage: tessel plan M K N [--trans-a] [--trans-b] [--threads T]\n"
                "       tessel run  M K N [--trans-a] [--trans-b] [--threads T]\n"
+               "       tessel warm FILE | --shapes MxKxN[,MxKxN...] [--threads T]\n"
+               "       tessel db path | stats | verify | clear | export FILE | import FILE\n"
                "  C[MxN] = op(A)[MxK] * op(B)[KxN], f32, row-major\n"
                "  plan: search and print the plan; run: search, emit machine code, run it,\n"
-               "  check it against a reference and time it\n");
+               "  check it against a reference and time it; warm: prepare the kernels of a\n"
+               "  list of shapes (\"M K N\" lines) so the memo database holds their plans;\n"
+               "  db: show, check, empty or move the memo database\n");
   return 2;
 }
 
@@ -43,6 +52,13 @@ bool parse_dim(const char *text, int64_t *out) {
   *out = v;
   return true;
 }
+
+}  // namespace tessel::cli
+
+namespace {
+
+using tessel::cli::parse_dim;
+using tessel::cli::usage;
 
 struct Problem {
   int64_t m = 0, n = 0, k = 0;
@@ -75,8 +91,11 @@ int cmd_plan(int argc, char **argv) {
   Problem p;
   p.threads = 1;
   if (const char *err = parse_problem(argc, argv, &p)) return usage(err);
-  const tessel::Target target = tessel::avx2_target(tessel::read_host_caches());
-  tessel::InMemoryMemo memo;
+  // Through the shared decisions, as a call would search (and saving what it solves).
+  const tessel::Target &target = tessel::runtime::host_target();
+  tessel::InMemoryMemo local;
+  tessel::DecisionCache &shared = tessel::runtime::shared_decisions();
+  tessel::LayeredMemo memo(local, shared, target);
   tessel::Solver solver(target, memo);
   const tessel::Spec spec =
       tessel::matmul_spec(p.m, p.n, p.k, p.trans_a, p.trans_b, false, p.threads, target.limits());
@@ -90,15 +109,19 @@ int cmd_plan(int argc, char **argv) {
   }
   tessel::Plan plan;
   tessel::build_plan(solver, spec, &plan);
+  shared.publish(memo.take_solved());
   std::printf("%s", tessel::format_plan(plan).c_str());
   const double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
   std::printf("\ncost: %.6g cycles (%.3g flop/cycle), workspace %lld bytes, depth %d\n",
               plan.cost.cycles, flops / plan.cost.cycles,
               static_cast<long long>(plan.workspace_bytes), plan.cost.depth);
-  std::printf("search: %.2f ms, %lld specs solved, %lld memo hits, %lld actions tried\n", ms,
-              static_cast<long long>(solver.stats().specs_solved),
-              static_cast<long long>(solver.stats().memo_hits),
-              static_cast<long long>(solver.stats().actions_tried));
+  std::printf(
+      "search: %.2f ms, %lld specs solved, %lld memo hits, %lld actions tried, %lld stored "
+      "decisions replayed\n",
+      ms, static_cast<long long>(solver.stats().specs_solved),
+      static_cast<long long>(solver.stats().memo_hits),
+      static_cast<long long>(solver.stats().actions_tried),
+      static_cast<long long>(memo.replayed()));
   return 0;
 }
 
@@ -213,6 +236,8 @@ int main(int argc, char **argv) {
   const std::string cmd = argv[1];
   if (cmd == "plan") return cmd_plan(argc - 2, argv + 2);
   if (cmd == "run") return cmd_run(argc - 2, argv + 2);
+  if (cmd == "warm") return tessel::cli::cmd_warm(argc - 2, argv + 2);
+  if (cmd == "db") return tessel::cli::cmd_db(argc - 2, argv + 2);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     usage(nullptr);
     return 0;

@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "database.h"
 #include "errors.h"
+#include "layered_memo.h"
 #include "memo.h"
 #include "solver.h"
 
@@ -19,12 +21,34 @@ const Target &host_target() {
   return target;
 }
 
-// Each compiling thread keeps its own memo, so searches never wait on each other; sub-specs
-// are shared between the kernels one thread compiles. (The persistent database will share
-// them between threads and processes.)
+// Each compiling thread keeps its own memo (exact costs and the bounds its searches proved),
+// so searches never wait on each other. Decisions are shared between threads and processes
+// through the database layer behind it.
 static InMemoryMemo &thread_memo() {
   static thread_local InMemoryMemo memo;
   return memo;
+}
+
+// Searches `spec` through the shared decisions, then publishes what it solved. A stored
+// decision that no longer replays is only a miss; if the plan still cannot be built, the
+// search runs again on its own, without anything stored.
+static bool search(const Spec &spec, Plan *plan, int64_t *specs_solved) {
+  const Target &target = host_target();
+  DecisionCache &shared = shared_decisions();
+  LayeredMemo memo(thread_memo(), shared, target);
+  Solver solver(target, memo);
+  const bool ok = build_plan(solver, spec, plan);
+  *specs_solved = solver.stats().specs_solved;
+  shared.publish(memo.take_solved());
+  if (memo.rejected() > 0)
+    warn_once("stale", "ignored stored decisions that no longer apply (" +
+                           std::to_string(memo.rejected()) + " for " + to_string(spec) + ")");
+  if (ok || memo.replayed() == 0) return ok;
+  InMemoryMemo fresh;
+  Solver alone(target, fresh);
+  warn_once("no plan", "stored decisions led to no plan for " + to_string(spec) +
+                           "; searched again without them");
+  return build_plan(alone, spec, plan);
 }
 
 static void dump(const CompiledKernel &k, const std::string &name) {
@@ -58,8 +82,8 @@ tessel_status compile(const KernelKey &key, std::shared_ptr<const CompiledKernel
   const Spec spec = matmul_spec(key.m, key.n, key.k, key.trans_a, key.trans_b, key.accumulate,
                                 key.threads, target.limits(), key.lda * 4, key.ldb * 4);
   const auto t0 = Clock::now();
-  Solver solver(target, thread_memo());
-  if (!build_plan(solver, spec, &kernel->plan))
+  int64_t specs_solved = 0;
+  if (!search(spec, &kernel->plan, &specs_solved))
     return fail(TESSEL_NO_PLAN, "no plan fits the target for " + to_string(spec));
   const auto t1 = Clock::now();
   const std::string name = kernel_name(key);
@@ -77,9 +101,9 @@ tessel_status compile(const KernelKey &key, std::shared_ptr<const CompiledKernel
     std::fprintf(stderr,
                  "tessel: new kernel %s: search %.3f ms (%lld specs), emit %.3f ms, %zu bytes of "
                  "code, %lld bytes of workspace\n",
-                 name.c_str(), kernel->search_seconds * 1e3,
-                 static_cast<long long>(solver.stats().specs_solved), kernel->emit_seconds * 1e3,
-                 kernel->jit->code_size(), static_cast<long long>(kernel->plan.workspace_bytes));
+                 name.c_str(), kernel->search_seconds * 1e3, static_cast<long long>(specs_solved),
+                 kernel->emit_seconds * 1e3, kernel->jit->code_size(),
+                 static_cast<long long>(kernel->plan.workspace_bytes));
   *out = std::move(kernel);
   return TESSEL_OK;
 }

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 #include <thread>
 
 namespace tessel::runtime {
@@ -20,6 +22,31 @@ static long env_integer(const char *name, long fallback, long lo, long hi) {
   return v;
 }
 
+static DbMode db_mode() {
+  const char *text = std::getenv("TESSEL_DB");
+  if (!text || !*text || !std::strcmp(text, "rw")) return DbMode::ReadWrite;
+  if (!std::strcmp(text, "ro")) return DbMode::ReadOnly;
+  if (!std::strcmp(text, "off")) return DbMode::Off;
+  std::fprintf(stderr, "tessel: ignoring TESSEL_DB=%s (expected off, ro or rw)\n", text);
+  return DbMode::ReadWrite;
+}
+
+static void cache_dir(Config &c) {
+  auto set = [](const char *name) {
+    const char *v = std::getenv(name);
+    return v && *v ? v : nullptr;
+  };
+  if (const char *dir = set("TESSEL_CACHE_DIR")) {
+    c.cache_dir = dir;
+  } else if (const char *xdg = set("XDG_CACHE_HOME")) {
+    c.cache_dir = std::string(xdg) + "/tessel";
+  } else if (const char *home = set("HOME")) {
+    c.cache_dir = std::string(home) + "/.cache/tessel";
+  } else {
+    c.cache_dir_problem = "none of TESSEL_CACHE_DIR, XDG_CACHE_HOME and HOME is set";
+  }
+}
+
 static Config load() {
   Config c;
   const unsigned hw = std::thread::hardware_concurrency();
@@ -29,6 +56,9 @@ static Config load() {
   c.perf_map = env_integer("TESSEL_PERF_MAP", 0, 0, 1) > 0;
   c.registry_capacity =
       static_cast<size_t>(env_integer("TESSEL_REGISTRY_CAPACITY", 4096, 1, 1 << 24));
+  c.db_mode = db_mode();
+  cache_dir(c);
+  c.db_max_mb = env_integer("TESSEL_DB_MAX_MB", 256, 1, 1 << 20);
   return c;
 }
 

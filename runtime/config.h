@@ -4,11 +4,18 @@
 //   TESSEL_DUMP_DIR=dir each new kernel's machine code (<name>.bin) and plan (<name>.txt)
 //   TESSEL_PERF_MAP=1   kernel names in /tmp/perf-<pid>.map for `perf report`
 //   TESSEL_REGISTRY_CAPACITY  kernels kept in memory (default 4096)
+//   TESSEL_DB=off|ro|rw       the memo database: not used, only read, or read and written
+//                             (default rw)
+//   TESSEL_CACHE_DIR=dir      where it lives (default $XDG_CACHE_HOME/tessel, else
+//                             $HOME/.cache/tessel)
+//   TESSEL_DB_MAX_MB          stop adding to it past this size (default 256)
 #pragma once
 #include <cstddef>
 #include <string>
 
 namespace tessel::runtime {
+
+enum class DbMode { Off, ReadOnly, ReadWrite };
 
 struct Config {
   int threads = 1;
@@ -16,6 +23,10 @@ struct Config {
   std::string dump_dir;
   bool perf_map = false;
   size_t registry_capacity = 4096;
+  DbMode db_mode = DbMode::ReadWrite;
+  std::string cache_dir;  // empty: no usable location (no HOME), the reason in cache_dir_problem
+  std::string cache_dir_problem;
+  long db_max_mb = 256;
 };
 
 const Config &config();

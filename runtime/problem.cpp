@@ -41,6 +41,15 @@ static tessel_status bad(const char *what, int64_t value, int64_t minimum) {
   return fail(TESSEL_INVALID_ARGUMENT, buf);
 }
 
+std::array<int64_t, 3> min_leading_dimensions(int layout, int trans_a, int trans_b, int64_t m,
+                                              int64_t n, int64_t k) {
+  const bool ta = trans_a == TESSEL_TRANS, tb = trans_b == TESSEL_TRANS;
+  const bool row = layout == TESSEL_ROW_MAJOR;
+  // The length of a stored row (row-major) or column.
+  return {std::max<int64_t>(1, row != ta ? k : m), std::max<int64_t>(1, row != tb ? n : k),
+          std::max<int64_t>(1, row ? n : m)};
+}
+
 tessel_status normalize_shape(int layout, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                               int64_t lda, int64_t ldb, int64_t ldc, Problem *out) {
   if (layout != TESSEL_ROW_MAJOR && layout != TESSEL_COL_MAJOR)
@@ -58,10 +67,8 @@ tessel_status normalize_shape(int layout, int trans_a, int trans_b, int64_t m, i
     return fail(TESSEL_INVALID_ARGUMENT, "m, n and k must be below 2^31");
   const bool ta = trans_a == TESSEL_TRANS, tb = trans_b == TESSEL_TRANS;
   const bool row = layout == TESSEL_ROW_MAJOR;
-  // Minimum leading dimensions: the length of a stored row (row-major) or column.
-  const int64_t min_lda = std::max<int64_t>(1, row != ta ? k : m);
-  const int64_t min_ldb = std::max<int64_t>(1, row != tb ? n : k);
-  const int64_t min_ldc = std::max<int64_t>(1, row ? n : m);
+  const auto [min_lda, min_ldb, min_ldc] =
+      min_leading_dimensions(layout, trans_a, trans_b, m, n, k);
   if (lda < min_lda) return bad("lda", lda, min_lda);
   if (ldb < min_ldb) return bad("ldb", ldb, min_ldb);
   if (ldc < min_ldc) return bad("ldc", ldc, min_ldc);
@@ -85,6 +92,21 @@ tessel_status bind_operands(Problem &p, float alpha, const float *a, const float
   p.b = b;
   p.c = c;
   return TESSEL_OK;
+}
+
+KernelKey kernel_key(const Problem &p, bool accumulate, int threads) {
+  KernelKey key;
+  key.m = static_cast<int32_t>(p.m);
+  key.n = static_cast<int32_t>(p.n);
+  key.k = static_cast<int32_t>(p.k);
+  key.trans_a = p.trans_a;
+  key.trans_b = p.trans_b;
+  key.accumulate = accumulate;
+  key.threads = static_cast<uint8_t>(threads);
+  key.lda = p.lda;
+  key.ldb = p.ldb;
+  key.ldc = p.ldc;
+  return key;
 }
 
 }  // namespace tessel::runtime

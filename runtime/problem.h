@@ -2,6 +2,7 @@
 // column-major. A column-major call C = op(A) op(B) is the row-major call
 // C^T = op(B)^T op(A)^T on the same memory, so A and B (and m and n) swap.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -45,11 +46,18 @@ int enum_bits(const Enum &e) {
   return v;
 }
 
+// The smallest legal lda, ldb, ldc of a call (enums as enum_bits()).
+std::array<int64_t, 3> min_leading_dimensions(int layout, int trans_a, int trans_b, int64_t m,
+                                              int64_t n, int64_t k);
+
 // Checks the shape arguments in the reference BLAS order and normalizes them. The enum
 // arguments come as enum_bits(). On a bad argument returns TESSEL_INVALID_ARGUMENT with the
 // reason recorded as the last error.
 tessel_status normalize_shape(int layout, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                               int64_t lda, int64_t ldb, int64_t ldc, Problem *out);
+
+// The kernel a normalized problem needs.
+KernelKey kernel_key(const Problem &p, bool accumulate, int threads);
 
 // Checks the pointers the call will dereference and binds them (swapping A and B as the
 // normalization did).

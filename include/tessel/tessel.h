@@ -77,6 +77,28 @@ typedef struct tessel_stats {
 
 TESSEL_API tessel_status tessel_get_stats(tessel_stats *out);
 
+/* One GEMM call to prepare ahead of time: the arguments tessel_sgemm will get. */
+typedef struct tessel_sgemm_shape {
+  tessel_layout layout;
+  tessel_transpose trans_a, trans_b;
+  int64_t m, n, k;
+  int64_t lda, ldb, ldc; /* 0: the smallest legal value */
+  float beta;            /* only whether it is 0 matters */
+} tessel_sgemm_shape;
+
+/* Hears about each prepared shape (index into the list), one call at a time, from any
+ * thread. */
+typedef void (*tessel_warm_progress)(size_t done, size_t total, size_t index,
+                                     tessel_status status, void *user);
+
+/* Searches and emits the kernels of `count` shapes in parallel, for the current thread count
+ * (tessel_get_num_threads), so that later calls with them are lookups; what the searches
+ * solve is saved in the memo database for other processes. Every shape is checked first: a
+ * bad one fails the whole call before any work. Otherwise every shape is attempted and the
+ * first failure, if any, is returned. `progress` may be NULL. */
+TESSEL_API tessel_status tessel_warm(const tessel_sgemm_shape *shapes, size_t count,
+                                     tessel_warm_progress progress, void *user);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

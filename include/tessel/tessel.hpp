@@ -2,9 +2,12 @@
 // and only here; nothing throws across the C boundary.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "tessel/tessel.h"
 
@@ -67,5 +70,20 @@ class SgemmKernel {
  private:
   tessel_sgemm_kernel kernel_ = nullptr;
 };
+
+// Prepares kernels for these calls ahead of time (see tessel_warm). `beta` of each shape
+// selects overwrite (0) or accumulate kernels; `progress(done, total)` may be empty.
+inline void warm(std::span<const GemmShape> shapes, float beta = 0,
+                 std::function<void(size_t done, size_t total)> progress = {}) {
+  std::vector<tessel_sgemm_shape> list;
+  list.reserve(shapes.size());
+  for (const GemmShape &s : shapes)
+    list.push_back({tessel_layout(s.layout), tessel_transpose(s.trans_a),
+                    tessel_transpose(s.trans_b), s.m, s.n, s.k, s.lda, s.ldb, s.ldc, beta});
+  auto report = [](size_t done, size_t total, size_t, tessel_status, void *user) {
+    (*static_cast<std::function<void(size_t, size_t)> *>(user))(done, total);
+  };
+  check(tessel_warm(list.data(), list.size(), progress ? +report : nullptr, &progress));
+}
 
 }  // namespace tessel
