@@ -1,7 +1,6 @@
 // tessel db path|stats|verify|clear|export FILE|import FILE: the memo database by hand.
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <string>
@@ -62,9 +61,7 @@ bool survey(MemoStore &store, bool replay, Survey *out) {
         for (const StoredEntry &e : entries) {
           if (!e.decision.solvable) continue;
           const Spec s = spec_from_key(e.key);
-          actions.clear();
-          if (canonical(s) == s) enumerate_actions(s, target, actions);
-          if (std::find(actions.begin(), actions.end(), e.decision.action) == actions.end())
+          if (canonical(s) != s || !action_applies(s, e.decision.action, target, actions))
             ++out->invalid;
         }
       },

@@ -78,6 +78,9 @@ struct Expansion {
 
 // Appends every action that applies to `s` (in the fixed order) to `out`.
 void enumerate_actions(const Spec &s, const Target &t, std::vector<Action> &out);
+// Whether enumerate_actions lists `a` for `s` (cheaper: only a's kind is enumerated, into
+// `scratch`). Decisions read back from disk are checked with it before expand().
+bool action_applies(const Spec &s, const Action &a, const Target &t, std::vector<Action> &scratch);
 // Applies an action that enumerate_actions listed for `s`.
 Expansion expand(const Spec &s, const Action &a, const Target &t);
 

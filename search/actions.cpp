@@ -46,6 +46,45 @@ void enumerate_actions(const Spec &s, const Target &t, std::vector<Action> &out)
   enumerate_zero_accum(s, t, out);
 }
 
+bool action_applies(const Spec &s, const Action &a, const Target &t, std::vector<Action> &scratch) {
+  // The one enumeration that can list `a`, as enumerate_actions would call it.
+  scratch.clear();
+  const bool parallel_kind = a.kind == ActionKind::ParallelTile || a.kind == ActionKind::Serial;
+  if (parallel_kind != (s.threads > 1)) return false;
+  switch (a.kind) {
+    case ActionKind::Serial:
+      enumerate_serial(s, t, scratch);
+      break;
+    case ActionKind::ParallelTile:
+      enumerate_parallel_tiles(s, t, scratch);
+      break;
+    case ActionKind::Tile:
+      enumerate_tiles(s, t, scratch);
+      break;
+    case ActionKind::SplitK:
+      enumerate_k_splits(s, t, scratch);
+      break;
+    case ActionKind::Stage:
+      enumerate_stages(s, t, scratch);
+      break;
+    case ActionKind::Pack:
+      enumerate_packs(s, t, scratch);
+      break;
+    case ActionKind::RegisterTile:
+      enumerate_register_tiles(s, t, scratch);
+      break;
+    case ActionKind::ZeroAccum:
+      enumerate_zero_accum(s, t, scratch);
+      break;
+    case ActionKind::Kernel:
+      enumerate_kernels(s, t, scratch);
+      break;
+  }
+  for (const Action &x : scratch)
+    if (x == a) return true;
+  return false;
+}
+
 Expansion expand(const Spec &s, const Action &a, const Target &t) {
   switch (a.kind) {
     case ActionKind::Serial:

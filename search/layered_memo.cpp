@@ -1,6 +1,5 @@
 #include "layered_memo.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "solver.h"
@@ -42,10 +41,7 @@ LayeredMemo::Replay LayeredMemo::replay(const Spec &s, const Decision &d, MemoEn
   out->exact = true;
   out->solvable = d.solvable;
   if (!d.solvable) return Replay::Ok;
-  actions_.clear();
-  enumerate_actions(s, target_, actions_);
-  if (std::find(actions_.begin(), actions_.end(), d.action) == actions_.end())
-    return Replay::Invalid;
+  if (!action_applies(s, d.action, target_, actions_)) return Replay::Invalid;
   const Expansion x = expand(s, d.action, target_);
   Cost total = local_cost(x);
   for (const Child &child : x.children) {

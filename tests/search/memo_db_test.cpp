@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -314,6 +315,31 @@ TEST_CASE("a stored decision that does not apply is searched again, never used")
   CHECK(solved > 0);
   CHECK(format_plan(p) == format_plan(reference));
   CHECK(p.cost == reference.cost);
+}
+
+TEST_CASE("action_applies agrees with the full enumeration") {
+  const Target &t = host_target();
+  InMemoryMemo memo;
+  Solver solver(t, memo);
+  solver.solve(matmul_spec(64, 48, 40, false, true, false, 1, t.limits()));
+  solver.solve(matmul_spec(17, 33, 65, true, false, true, 2, t.limits()));
+  std::vector<Action> all, scratch;
+  int checked = 0;
+  memo.for_each([&](const Spec &s, const MemoEntry &) {
+    all.clear();
+    enumerate_actions(s, t, all);
+    for (const Action &a : all) {
+      CHECK(action_applies(s, a, t, scratch));
+      for (Action b :
+           {Action{a.kind, a.a, a.b, a.size + 1}, Action{a.kind, uint8_t(a.a ^ 1), a.b, a.size},
+            Action{a.kind, a.a, uint8_t(a.b + 1), a.size}}) {
+        const bool listed = std::find(all.begin(), all.end(), b) != all.end();
+        CHECK(action_applies(s, b, t, scratch) == listed);
+      }
+      ++checked;
+    }
+  });
+  CHECK(checked > 1000);
 }
 
 }  // namespace
