@@ -42,25 +42,29 @@ extern "C" tessel_status tessel_warm(const tessel_sgemm_shape *shapes, size_t co
     size_t done = 0;
     tessel_status first = TESSEL_OK;
     std::string first_error;
-    // Every core searches; the kernels themselves are made for `threads`.
+    auto prepare = [&](size_t i) {
+      tessel_status st = TESSEL_OK;
+      if (keys[i].m) {
+        std::shared_ptr<const CompiledKernel> kernel;
+        st = Registry::instance().get(keys[i], &kernel);
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      if (st != TESSEL_OK && first == TESSEL_OK) {
+        first = st;
+        first_error = "shape " + std::to_string(i) + ": " + last_error();
+      }
+      ++done;
+      if (progress) progress(done, count, i, st, user);
+    };
+    // Every core searches (the kernels themselves are made for `threads`); one shape needs
+    // no worker threads started.
     const unsigned hw = std::thread::hardware_concurrency();
-    tbb::task_arena arena(hw ? static_cast<int>(hw) : 1);
-    arena.execute([&] {
-      tbb::parallel_for(size_t{0}, count, [&](size_t i) {
-        tessel_status st = TESSEL_OK;
-        if (keys[i].m) {
-          std::shared_ptr<const CompiledKernel> kernel;
-          st = Registry::instance().get(keys[i], &kernel);
-        }
-        std::lock_guard<std::mutex> lock(mutex);
-        if (st != TESSEL_OK && first == TESSEL_OK) {
-          first = st;
-          first_error = "shape " + std::to_string(i) + ": " + last_error();
-        }
-        ++done;
-        if (progress) progress(done, count, i, st, user);
-      });
-    });
+    if (count == 1 || hw <= 1) {
+      for (size_t i = 0; i < count; ++i) prepare(i);
+    } else {
+      tbb::task_arena arena(static_cast<int>(hw));
+      arena.execute([&] { tbb::parallel_for(size_t{0}, count, prepare); });
+    }
     return first == TESSEL_OK ? TESSEL_OK : fail(first, first_error);
   } catch (const std::bad_alloc &) {
     return fail(TESSEL_OUT_OF_MEMORY, "out of memory");
