@@ -17,6 +17,9 @@ shapes=../shared/bench/shapes.txt
 echo "== cold search time per shape (fresh memo each)"
 build-perf/bin/search_bench "$shapes" "$@"
 echo
+echo "== first calls with a cold, filling and warm memo database"
+build-perf/bin/db_bench "$shapes"
+echo
 echo "== GEMM: tessel beside OpenBLAS (forced to its Haswell AVX2 kernels)"
 OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=1 build-perf/bin/gemm_bench "$shapes" "$@"
 echo
