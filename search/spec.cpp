@@ -60,27 +60,6 @@ int64_t MemoryLimits::bytes(Level l) const {
   return 0;
 }
 
-int Spec::operand_count() const {
-  switch (op) {
-    case Op::Matmul:
-    case Op::MatmulAccum:
-      return 3;
-    case Op::Zero:
-      return 1;
-    case Op::Move:
-      return 2;
-  }
-  return 0;
-}
-
-std::array<int, 2> Spec::operand_dims(int i) const {
-  if (is_matmul()) {
-    static constexpr std::array<int, 2> kMap[3] = {{0, 2}, {2, 1}, {0, 1}};
-    return kMap[i];
-  }
-  return {0, 1};
-}
-
 static uint64_t tensor_code(const TensorSpec &t) {
   return uint64_t(t.level) | uint64_t(t.layout.kind) << 4 | uint64_t(t.layout.strip) << 8;
 }
@@ -126,15 +105,16 @@ uint64_t spec_hash(const Spec &s) {
 }
 
 uint64_t key_hash(const SpecKey &key) {
-  // Multiply-xorshift mixing of the key words; cheap and good enough for open hashing.
+  // One multiply per word (distinct odd constants), then splitmix64's finalizer: the memo
+  // probes with it for every child of every action tried.
+  static constexpr uint64_t kMul[5] = {0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
+                                       0x165667b19e3779f9ull, 0xd6e8feb86659fd93ull,
+                                       0xff51afd7ed558ccdull};
   uint64_t h = 0;
-  for (uint64_t w : key) {
-    uint64_t z = h + w + 0x9e3779b97f4a7c15ull;  // splitmix64 finalizer per word
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    h = z ^ (z >> 31);
-  }
-  return h;
+  for (int i = 0; i < 5; ++i) h = (h ^ key[i]) * kMul[i] + (h >> 29);
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+  return h ^ (h >> 31);
 }
 
 Spec canonical(Spec s) {

@@ -50,12 +50,16 @@ struct Spec {
 
   friend bool operator==(const Spec &, const Spec &) = default;
 
-  int operand_count() const;
+  int operand_count() const { return is_matmul() ? 3 : op == Op::Move ? 2 : 1; }
   // Rows and columns of operand `i`.
   int64_t rows(int i) const { return dims[operand_dims(i)[0]]; }
   int64_t cols(int i) const { return dims[operand_dims(i)[1]]; }
   // Which spec dimension each axis of operand `i` spans.
-  std::array<int, 2> operand_dims(int i) const;
+  std::array<int, 2> operand_dims(int i) const {
+    if (!is_matmul()) return {0, 1};
+    static constexpr std::array<int, 2> kMap[3] = {{0, 2}, {2, 1}, {0, 1}};
+    return kMap[i];
+  }
   bool is_matmul() const { return op == Op::Matmul || op == Op::MatmulAccum; }
   const TensorSpec &a() const { return operands[0]; }
   const TensorSpec &b() const { return operands[1]; }

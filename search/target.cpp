@@ -80,15 +80,22 @@ MemoryLimits Target::limits() const {
                       kib(caches.l2_bytes, 0xffffff), kib(caches.l3_bytes, 0xffffff)};
 }
 
-std::vector<int32_t> Target::tile_sizes(int64_t extent, bool output_dim) const {
-  std::vector<int32_t> sizes;
-  for (int64_t s = 1; s < extent; s *= 2) sizes.push_back(static_cast<int32_t>(s));
+void TileSizes::insert(int32_t v) {
+  size_t i = n_;
+  while (i > 0 && v_[i - 1] > v) --i;
+  if ((i > 0 && v_[i - 1] == v) || n_ == v_.size()) return;
+  for (size_t j = n_; j > i; --j) v_[j] = v_[j - 1];
+  v_[i] = v;
+  ++n_;
+}
+
+TileSizes Target::tile_sizes(int64_t extent, bool output_dim) const {
+  TileSizes sizes;
+  for (int64_t s = 1; s < extent; s *= 2) sizes.insert(static_cast<int32_t>(s));
   if (output_dim)
     for (int base : tile_bases)
       for (int64_t s = base; s < extent && s <= register_tile_span; s *= 2)
-        sizes.push_back(static_cast<int32_t>(s));
-  std::sort(sizes.begin(), sizes.end());
-  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+        sizes.insert(static_cast<int32_t>(s));
   return sizes;
 }
 

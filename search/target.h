@@ -4,6 +4,7 @@
 // the answers up. Nothing here is specific to 8 lanes or 16 registers except the values that
 // avx2_target() fills in, so an AVX-512 target is another constructor.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -43,6 +44,22 @@ struct CostCoefficients {
   double fork_join = 6000;  // oneTBB parallel_for dispatch and join (~1.5 us at 4 GHz)
 };
 
+// Tile sizes for one extent, ascending: a list with its storage inline (the solver asks for
+// one per spec tried, and a heap vector each time cost a tenth of the search).
+class TileSizes {
+ public:
+  // Inserts in order; a size already present is not repeated.
+  void insert(int32_t v);
+  const int32_t *begin() const { return v_.data(); }
+  const int32_t *end() const { return v_.data() + n_; }
+  size_t size() const { return n_; }
+  int32_t operator[](size_t i) const { return v_[i]; }
+
+ private:
+  std::array<int32_t, 64> v_;  // 31 powers of two and a few multiples of each base
+  size_t n_ = 0;
+};
+
 struct Target {
   std::string name;
   int lanes = 8;   // f32 elements per vector register
@@ -62,7 +79,7 @@ struct Target {
   // Tile sizes the search tries for a dimension of this extent, ascending, all < extent.
   // Output dimensions also get the register-friendly multiples of tile_bases; the reduction
   // has no register shape to fit, so it gets powers of two only.
-  std::vector<int32_t> tile_sizes(int64_t extent, bool output_dim = true) const;
+  TileSizes tile_sizes(int64_t extent, bool output_dim = true) const;
 
   // The kernel catalogue interface.
   bool kernel_applies(KernelId k, const Spec &s) const;
