@@ -32,6 +32,7 @@ struct Survey {
   std::set<std::pair<uint64_t, uint64_t>> tables;
   size_t blocks = 0, damaged = 0, entries = 0, runs = 0, decisions = 0, blob_bytes = 0;
   size_t invalid = 0;  // decisions the enumeration does not offer for their spec
+  size_t plans = 0, damaged_plans = 0, plan_bytes = 0;
 };
 
 // Decodes every block; with `replay`, also checks each decision against the enumeration.
@@ -39,33 +40,47 @@ bool survey(MemoStore &store, bool replay, Survey *out) {
   const Target &target = runtime::host_target();
   std::vector<Action> actions;
   std::string error;
-  const bool ok = store.for_each_block(
-      [&](const BlockId &id, std::string_view blob) {
-        std::vector<StoredEntry> entries;
-        std::string why;
-        BlockCounts counts;
-        ++out->blocks;
-        out->blob_bytes += blob.size();
-        if (!decode_block(id, blob, &entries, &why, &counts)) {
-          ++out->damaged;
-          std::fprintf(stderr, "damaged block (class %llx/%llx, cube %u,%u,%u): %s\n",
-                       (unsigned long long)id.class_lo, (unsigned long long)id.class_hi, id.m, id.n,
-                       id.k, why.c_str());
-          return;
-        }
-        out->tables.insert({id.class_lo, id.class_hi});
-        out->entries += counts.entries;
-        out->runs += counts.runs;
-        out->decisions += counts.decisions;
-        if (!replay) return;
-        for (const StoredEntry &e : entries) {
-          if (!e.decision.solvable) continue;
-          const Spec s = spec_from_key(e.key);
-          if (canonical(s) != s || !action_applies(s, e.decision.action, target, actions))
-            ++out->invalid;
-        }
-      },
-      &error);
+  const bool ok =
+      store.for_each_block(
+          [&](const BlockId &id, std::string_view blob) {
+            std::vector<StoredEntry> entries;
+            std::string why;
+            BlockCounts counts;
+            ++out->blocks;
+            out->blob_bytes += blob.size();
+            if (!decode_block(id, blob, &entries, &why, &counts)) {
+              ++out->damaged;
+              std::fprintf(stderr, "damaged block (class %llx/%llx, cube %u,%u,%u): %s\n",
+                           (unsigned long long)id.class_lo, (unsigned long long)id.class_hi, id.m,
+                           id.n, id.k, why.c_str());
+              return;
+            }
+            out->tables.insert({id.class_lo, id.class_hi});
+            out->entries += counts.entries;
+            out->runs += counts.runs;
+            out->decisions += counts.decisions;
+            if (!replay) return;
+            for (const StoredEntry &e : entries) {
+              if (!e.decision.solvable) continue;
+              const Spec s = spec_from_key(e.key);
+              if (canonical(s) != s || !action_applies(s, e.decision.action, target, actions))
+                ++out->invalid;
+            }
+          },
+          &error) &&
+      store.for_each_plan(
+          [&](const SpecKey &root, std::string_view blob) {
+            PlanRecord record;
+            std::string why;
+            ++out->plans;
+            out->plan_bytes += blob.size();
+            if (!decode_plan_record(root, blob, &record, &why)) {
+              ++out->damaged_plans;
+              std::fprintf(stderr, "damaged plan record (%s): %s\n",
+                           to_string(spec_from_key(root)).c_str(), why.c_str());
+            }
+          },
+          &error);
   if (!ok) std::fprintf(stderr, "tessel: reading %s: %s\n", store.path().c_str(), error.c_str());
   return ok;
 }
@@ -83,6 +98,10 @@ int stats() {
   std::printf("blocks       %zu (%zu damaged)\n", s.blocks, s.damaged);
   std::printf("specs        %zu in %zu runs, %zu distinct decisions per block summed\n", s.entries,
               s.runs, s.decisions);
+  std::printf(
+      "plan records %zu (%zu damaged), %zu bytes: one per top-level spec, for one-read "
+      "warm starts\n",
+      s.plans, s.damaged_plans, s.plan_bytes);
   std::printf("block bytes  %zu (%.2f per spec)\n", s.blob_bytes,
               s.entries ? double(s.blob_bytes) / s.entries : 0.0);
   std::printf("file bytes   %lld (%.2f per spec, with SQLite's pages and log)\n",
@@ -100,9 +119,11 @@ int verify() {
   if (!store) return 1;
   Survey s;
   if (!survey(*store, true, &s)) return 1;
-  std::printf("%s: %zu blocks, %zu specs; %zu damaged blocks, %zu decisions that do not apply\n",
-              store->path().c_str(), s.blocks, s.entries, s.damaged, s.invalid);
-  return s.damaged || s.invalid ? 1 : 0;
+  std::printf(
+      "%s: %zu blocks, %zu specs, %zu plan records; %zu damaged blocks, %zu damaged plan "
+      "records, %zu decisions that do not apply\n",
+      store->path().c_str(), s.blocks, s.entries, s.plans, s.damaged, s.damaged_plans, s.invalid);
+  return s.damaged || s.damaged_plans || s.invalid ? 1 : 0;
 }
 
 }  // namespace

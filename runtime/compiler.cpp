@@ -35,11 +35,13 @@ static InMemoryMemo &thread_memo() {
 static bool search(const Spec &spec, Plan *plan, int64_t *specs_solved) {
   const Target &target = host_target();
   DecisionCache &shared = shared_decisions();
+  const bool recorded = shared.prefetch_plan(spec_key(canonical(spec)));
   LayeredMemo memo(thread_memo(), shared, target);
   Solver solver(target, memo);
   const bool ok = build_plan(solver, spec, plan);
   *specs_solved = solver.stats().specs_solved;
-  shared.publish(memo.take_solved());
+  const PlanRecord record = ok && !recorded ? plan_record(*plan) : PlanRecord{};
+  shared.publish(memo.take_solved(), record.decisions.empty() ? nullptr : &record);
   if (memo.rejected() > 0)
     warn_once("stale", "ignored stored decisions that no longer apply (" +
                            std::to_string(memo.rejected()) + " for " + to_string(spec) + ")");

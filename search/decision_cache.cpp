@@ -32,20 +32,35 @@ void DecisionCache::load_block(const BlockId &id) {
   std::string why;
   const MemoStore::Read r = store_->read_block(id, &entries, &why);
   if (r == MemoStore::Read::Damaged && warn_)
-    warn_("damaged block", "ignoring a damaged block of " + store_->path() + " (" + why + ")");
+    warn_("damaged", "ignoring a damaged block of " + store_->path() + " (" + why + ")");
   std::unique_lock<std::shared_mutex> lock(mutex_);
   for (const StoredEntry &e : entries) decisions_.emplace(e.key, e.decision);  // ours win
   loaded_.insert(id);
 }
 
-void DecisionCache::publish(const std::vector<StoredEntry> &entries) {
-  if (entries.empty()) return;
+bool DecisionCache::prefetch_plan(const SpecKey &root) {
+  if (!store_) return false;
+  PlanRecord record;
+  std::string why;
+  const MemoStore::Read r = store_->read_plan(root, &record, &why);
+  if (r == MemoStore::Read::Damaged && warn_)
+    warn_("damaged", "ignoring a damaged plan record of " + store_->path() + " (" + why + ")");
+  if (r != MemoStore::Read::Found) return false;
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  for (const StoredEntry &e : record.decisions) decisions_.emplace(e.key, e.decision);
+  return true;
+}
+
+void DecisionCache::publish(const std::vector<StoredEntry> &entries, const PlanRecord *plan) {
+  if (entries.empty() && !plan) return;
   {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     for (const StoredEntry &e : entries) decisions_[e.key] = e.decision;
   }
   std::string error;
-  if (store_ && !store_->read_only() && !store_->merge(entries, &error) && warn_)
+  std::vector<PlanRecord> plans;
+  if (plan) plans.push_back(*plan);
+  if (store_ && !store_->read_only() && !store_->merge(entries, plans, &error) && warn_)
     warn_("write", "could not save solved specs: " + error);
 }
 

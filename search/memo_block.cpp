@@ -15,10 +15,9 @@ uint64_t mix(uint64_t z) {  // splitmix64's finalizer
   return z ^ (z >> 31);
 }
 
-// Detects damage, not malice: every byte and the block's identity feed a 64-bit mix.
-uint64_t checksum(const BlockId &id, std::string_view bytes) {
-  uint64_t h = mix(id.class_lo ^ 0x7465737365ull) ^ mix(id.class_hi + 1);
-  h = mix(h ^ (uint64_t{id.m} | uint64_t{id.n} << 32)) ^ mix(uint64_t{id.k} + bytes.size());
+// Detects damage, not malice: every byte and the row's key feed a 64-bit mix.
+uint64_t checksum(uint64_t h, std::string_view bytes) {
+  h = mix(h ^ bytes.size());
   size_t i = 0;
   for (; i + 8 <= bytes.size(); i += 8) {
     uint64_t w;
@@ -28,6 +27,33 @@ uint64_t checksum(const BlockId &id, std::string_view bytes) {
   uint64_t tail = 0;
   std::memcpy(&tail, bytes.data() + i, bytes.size() - i);
   return mix(h ^ tail ^ 0xa5);
+}
+
+uint64_t checksum(const BlockId &id, std::string_view bytes) {
+  const uint64_t h = mix(id.class_lo ^ 0x7465737365ull) ^ mix(id.class_hi + 1) ^
+                     mix(uint64_t{id.m} | uint64_t{id.n} << 32) ^ mix(uint64_t{id.k} + 7);
+  return checksum(h, bytes);
+}
+
+uint64_t checksum(const SpecKey &root, std::string_view bytes) {
+  uint64_t h = 0x706c616e;  // "plan"
+  for (uint64_t w : root) h = mix(h ^ w);
+  return checksum(h, bytes);
+}
+
+void put_checksum(std::string &out, uint64_t sum) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(sum >> (8 * i)));
+}
+
+// Splits a blob into payload and trailing checksum; false when too short or mismatched.
+template <class Key>
+bool checked_payload(const Key &key, std::string_view blob, std::string_view *payload) {
+  if (blob.size() < 9) return false;
+  *payload = blob.substr(0, blob.size() - 8);
+  uint64_t stored = 0;
+  for (int i = 0; i < 8; ++i)
+    stored |= uint64_t{static_cast<uint8_t>(blob[payload->size() + i])} << (8 * i);
+  return stored == checksum(key, *payload);
 }
 
 void put_varint(std::string &out, uint64_t v) {
@@ -43,6 +69,14 @@ uint64_t zigzag(int64_t v) {
 }
 int64_t unzigzag(uint64_t v) {
   return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+}
+
+void put_decision(std::string &out, const Decision &d) {
+  out.push_back(static_cast<char>(d.solvable));
+  out.push_back(static_cast<char>(d.action.kind));
+  out.push_back(static_cast<char>(d.action.a));
+  out.push_back(static_cast<char>(d.action.b));
+  put_varint(out, zigzag(d.action.size));
 }
 
 class Reader {
@@ -64,6 +98,18 @@ class Reader {
     return true;
   }
   bool done() const { return pos_ == bytes_.size(); }
+  bool decision(Decision *d) {
+    uint8_t solvable, kind, a, b;
+    uint64_t size;
+    if (!byte(&solvable) || !byte(&kind) || !byte(&a) || !byte(&b) || !varint(&size) ||
+        solvable > 1 || kind > uint8_t(ActionKind::Kernel))
+      return false;
+    const int64_t s = unzigzag(size);
+    if (s < INT32_MIN || s > INT32_MAX) return false;
+    d->solvable = solvable;
+    d->action = Action{ActionKind(kind), a, b, static_cast<int32_t>(s)};
+    return true;
+  }
 
  private:
   std::string_view bytes_;
@@ -138,13 +184,7 @@ std::string encode_block(const BlockId &id, std::vector<StoredEntry> entries) {
   std::string out;
   out.push_back(static_cast<char>(kFormat));
   put_varint(out, decisions.size());
-  for (const Decision &d : decisions) {
-    out.push_back(static_cast<char>(d.solvable));
-    out.push_back(static_cast<char>(d.action.kind));
-    out.push_back(static_cast<char>(d.action.a));
-    out.push_back(static_cast<char>(d.action.b));
-    put_varint(out, zigzag(d.action.size));
-  }
+  for (const Decision &d : decisions) put_decision(out, d);
   // Groups of runs with equal memory limits.
   std::vector<std::pair<size_t, size_t>> groups;  // [begin, end) in runs
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -167,8 +207,7 @@ std::string encode_block(const BlockId &id, std::vector<StoredEntry> entries) {
       put_varint(out, r.decision);
     }
   }
-  const uint64_t sum = checksum(id, out);
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(sum >> (8 * i)));
+  put_checksum(out, checksum(id, out));
   return out;
 }
 
@@ -180,12 +219,8 @@ bool decode_block(const BlockId &id, std::string_view blob, std::vector<StoredEn
     *why = reason;
     return false;
   };
-  if (blob.size() < 9) return fail("block too short");
-  const std::string_view payload = blob.substr(0, blob.size() - 8);
-  uint64_t stored = 0;
-  for (int i = 0; i < 8; ++i)
-    stored |= uint64_t{static_cast<uint8_t>(blob[payload.size() + i])} << (8 * i);
-  if (stored != checksum(id, payload)) return fail("block checksum mismatch");
+  std::string_view payload;
+  if (!checked_payload(id, blob, &payload)) return fail("block checksum mismatch");
 
   Reader in(payload);
   uint8_t format = 0;
@@ -193,17 +228,8 @@ bool decode_block(const BlockId &id, std::string_view blob, std::vector<StoredEn
   uint64_t n_decisions = 0;
   if (!in.varint(&n_decisions) || n_decisions > payload.size()) return fail("bad decision count");
   std::vector<Decision> decisions(n_decisions);
-  for (Decision &d : decisions) {
-    uint8_t solvable, kind, a, b;
-    uint64_t size;
-    if (!in.byte(&solvable) || !in.byte(&kind) || !in.byte(&a) || !in.byte(&b) ||
-        !in.varint(&size) || solvable > 1 || kind > uint8_t(ActionKind::Kernel))
-      return fail("bad decision");
-    const int64_t s = unzigzag(size);
-    if (s < INT32_MIN || s > INT32_MAX) return fail("bad decision");
-    d.solvable = solvable;
-    d.action = Action{ActionKind(kind), a, b, static_cast<int32_t>(s)};
-  }
+  for (Decision &d : decisions)
+    if (!in.decision(&d)) return fail("bad decision");
   uint64_t n_groups = 0;
   if (!in.varint(&n_groups) || n_groups > payload.size()) return fail("bad group count");
   const uint64_t corner[3] = {uint64_t{id.m} << kBlockShift, uint64_t{id.n} << kBlockShift,
@@ -240,6 +266,52 @@ bool decode_block(const BlockId &id, std::string_view blob, std::vector<StoredEn
   if (!in.done()) return fail("trailing bytes in block");
   c.entries = out->size() - first;
   if (counts) *counts = c;
+  return true;
+}
+
+std::string encode_plan_record(const PlanRecord &record) {
+  std::string out;
+  out.push_back(static_cast<char>(kFormat));
+  put_varint(out, record.decisions.size());
+  for (const StoredEntry &e : record.decisions) {
+    for (uint64_t w : e.key) put_varint(out, w);
+    put_decision(out, e.decision);
+  }
+  put_checksum(out, checksum(record.root, out));
+  return out;
+}
+
+bool decode_plan_record(const SpecKey &root, std::string_view blob, PlanRecord *out,
+                        std::string *why) {
+  out->root = root;
+  out->decisions.clear();
+  std::string_view payload;
+  if (!checked_payload(root, blob, &payload)) {
+    *why = "plan record checksum mismatch";
+    return false;
+  }
+  Reader in(payload);
+  uint8_t format = 0;
+  uint64_t n = 0;
+  if (!in.byte(&format) || format != kFormat || !in.varint(&n) || n > payload.size()) {
+    *why = "bad plan record header";
+    return false;
+  }
+  out->decisions.resize(n);
+  for (StoredEntry &e : out->decisions) {
+    bool ok = true;
+    for (uint64_t &w : e.key) ok = ok && in.varint(&w);
+    if (!ok || !in.decision(&e.decision)) {
+      out->decisions.clear();
+      *why = "truncated plan record";
+      return false;
+    }
+  }
+  if (!in.done()) {
+    out->decisions.clear();
+    *why = "trailing bytes in plan record";
+    return false;
+  }
   return true;
 }
 

@@ -60,6 +60,17 @@ struct BlockCounts {
 bool decode_block(const BlockId &id, std::string_view blob, std::vector<StoredEntry> *out,
                   std::string *why, BlockCounts *counts = nullptr);
 
+// A plan record: the decisions of every spec in one top-level spec's plan, kept beside the
+// blocks so that a warm first call reads one row instead of a block per plan node. It holds
+// decisions only (each is replayed like any other) and a checksum over root and payload.
+struct PlanRecord {
+  SpecKey root{};
+  std::vector<StoredEntry> decisions;
+};
+std::string encode_plan_record(const PlanRecord &record);
+bool decode_plan_record(const SpecKey &root, std::string_view blob, PlanRecord *out,
+                        std::string *why);
+
 // Bytes a plain key -> value dump spends per spec (the 40-byte key, an 8-byte action and a
 // flag): the baseline the compression is measured against.
 constexpr size_t kPlainEntryBytes = sizeof(SpecKey) + 8 + 1;

@@ -13,7 +13,10 @@ constexpr const char *kSchema =
     "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS blocks(class_lo INTEGER NOT NULL, class_hi INTEGER NOT NULL,"
     " m INTEGER NOT NULL, n INTEGER NOT NULL, k INTEGER NOT NULL, data BLOB NOT NULL,"
-    " PRIMARY KEY(class_lo, class_hi, m, n, k)) WITHOUT ROWID;";
+    " PRIMARY KEY(class_lo, class_hi, m, n, k)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS plans(w0 INTEGER NOT NULL, w1 INTEGER NOT NULL,"
+    " w2 INTEGER NOT NULL, w3 INTEGER NOT NULL, w4 INTEGER NOT NULL, data BLOB NOT NULL,"
+    " PRIMARY KEY(w0, w1, w2, w3, w4)) WITHOUT ROWID;";
 
 // Waits this long for another process's write transaction before giving up.
 constexpr int kBusyTimeoutMs = 30000;
@@ -24,6 +27,16 @@ void bind_id(sqlite3_stmt *st, const BlockId &id) {
   sqlite3_bind_int64(st, 3, id.m);
   sqlite3_bind_int64(st, 4, id.n);
   sqlite3_bind_int64(st, 5, id.k);
+}
+
+void bind_root(sqlite3_stmt *st, const SpecKey &root) {
+  for (int i = 0; i < 5; ++i) sqlite3_bind_int64(st, i + 1, static_cast<sqlite3_int64>(root[i]));
+}
+
+SpecKey column_root(sqlite3_stmt *st) {
+  SpecKey root;
+  for (int i = 0; i < 5; ++i) root[i] = static_cast<uint64_t>(sqlite3_column_int64(st, i));
+  return root;
 }
 
 BlockId column_id(sqlite3_stmt *st) {
@@ -119,13 +132,20 @@ std::unique_ptr<MemoStore> MemoStore::open(const std::string &path, Access acces
       return nullptr;
     }
   }
-  if (sqlite3_prepare_v2(s->db_,
-                         "SELECT data FROM blocks WHERE class_lo = ?1 AND class_hi = ?2 AND "
-                         "m = ?3 AND n = ?4 AND k = ?5;",
-                         -1, &s->select_, nullptr) != SQLITE_OK ||
-      (access == Access::ReadWrite &&
-       sqlite3_prepare_v2(s->db_, "INSERT OR REPLACE INTO blocks VALUES(?1, ?2, ?3, ?4, ?5, ?6);",
-                          -1, &s->upsert_, nullptr) != SQLITE_OK)) {
+  auto prepare = [&](const char *sql, sqlite3_stmt **st) {
+    return sqlite3_prepare_v2(s->db_, sql, -1, st, nullptr) == SQLITE_OK;
+  };
+  const bool rw = access == Access::ReadWrite;
+  if (!prepare("SELECT data FROM blocks WHERE class_lo = ?1 AND class_hi = ?2 AND m = ?3 AND "
+               "n = ?4 AND k = ?5;",
+               &s->select_) ||
+      !prepare("SELECT data FROM plans WHERE w0 = ?1 AND w1 = ?2 AND w2 = ?3 AND w3 = ?4 AND "
+               "w4 = ?5;",
+               &s->select_plan_) ||
+      (rw &&
+       !prepare("INSERT OR REPLACE INTO blocks VALUES(?1, ?2, ?3, ?4, ?5, ?6);", &s->upsert_)) ||
+      (rw && !prepare("INSERT OR REPLACE INTO plans VALUES(?1, ?2, ?3, ?4, ?5, ?6);",
+                      &s->upsert_plan_))) {
     *error = path + ": " + sqlite3_errmsg(s->db_);
     return nullptr;
   }
@@ -135,6 +155,8 @@ std::unique_ptr<MemoStore> MemoStore::open(const std::string &path, Access acces
 MemoStore::~MemoStore() {
   sqlite3_finalize(select_);
   sqlite3_finalize(upsert_);
+  sqlite3_finalize(select_plan_);
+  sqlite3_finalize(upsert_plan_);
   sqlite3_close(db_);
 }
 
@@ -149,6 +171,7 @@ bool MemoStore::exec(const char *sql, std::string *error) {
 MemoStore::Read MemoStore::read_block(const BlockId &id, std::vector<StoredEntry> *out,
                                       std::string *why) {
   std::lock_guard<std::mutex> lock(mutex_);
+  ++block_reads_;
   sqlite3_reset(select_);
   bind_id(select_, id);
   const int rc = sqlite3_step(select_);
@@ -163,7 +186,25 @@ MemoStore::Read MemoStore::read_block(const BlockId &id, std::vector<StoredEntry
   return result;
 }
 
-bool MemoStore::merge(const std::vector<StoredEntry> &entries, std::string *error) {
+MemoStore::Read MemoStore::read_plan(const SpecKey &root, PlanRecord *out, std::string *why) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  sqlite3_reset(select_plan_);
+  bind_root(select_plan_, root);
+  const int rc = sqlite3_step(select_plan_);
+  Read result = Read::Missing;
+  if (rc == SQLITE_ROW) {
+    result = decode_plan_record(root, column_blob(select_plan_, 0), out, why) ? Read::Found
+                                                                              : Read::Damaged;
+  } else if (rc != SQLITE_DONE) {
+    *why = sqlite3_errmsg(db_);
+    result = Read::Damaged;
+  }
+  sqlite3_reset(select_plan_);
+  return result;
+}
+
+bool MemoStore::merge(const std::vector<StoredEntry> &entries, const std::vector<PlanRecord> &plans,
+                      std::string *error) {
   if (access_ == Access::ReadOnly) {
     *error = "the database is open read-only";
     return false;
@@ -175,12 +216,26 @@ bool MemoStore::merge(const std::vector<StoredEntry> &entries, std::string *erro
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (!exec("BEGIN IMMEDIATE;", error)) return false;
-  if (merge_locked(entries, error) && exec("COMMIT;", error)) return true;
+  if (merge_locked(entries, plans, error) && exec("COMMIT;", error)) return true;
   exec("ROLLBACK;", nullptr);
   return false;
 }
 
-bool MemoStore::merge_locked(const std::vector<StoredEntry> &entries, std::string *error) {
+bool MemoStore::merge_locked(const std::vector<StoredEntry> &entries,
+                             const std::vector<PlanRecord> &plans, std::string *error) {
+  for (const PlanRecord &p : plans) {
+    const std::string blob = encode_plan_record(p);
+    sqlite3_reset(upsert_plan_);
+    bind_root(upsert_plan_, p.root);
+    sqlite3_bind_blob(upsert_plan_, 6, blob.data(), static_cast<int>(blob.size()),
+                      SQLITE_TRANSIENT);
+    const int rc = sqlite3_step(upsert_plan_);
+    sqlite3_reset(upsert_plan_);
+    if (rc != SQLITE_DONE) {
+      *error = sqlite3_errmsg(db_);
+      return false;
+    }
+  }
   std::unordered_map<BlockId, std::vector<StoredEntry>, BlockIdHash> by_block;
   for (const StoredEntry &e : entries) by_block[block_of(e.key)].push_back(e);
   std::vector<StoredEntry> merged;
@@ -231,13 +286,31 @@ bool MemoStore::for_each_block(const std::function<void(const BlockId &, std::st
   return true;
 }
 
+bool MemoStore::for_each_plan(const std::function<void(const SpecKey &, std::string_view)> &f,
+                              std::string *error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Statement q;
+  if (sqlite3_prepare_v2(db_, "SELECT w0, w1, w2, w3, w4, data FROM plans;", -1, &q.st, nullptr) !=
+      SQLITE_OK) {
+    *error = sqlite3_errmsg(db_);
+    return false;
+  }
+  int rc;
+  while ((rc = sqlite3_step(q.st)) == SQLITE_ROW) f(column_root(q.st), column_blob(q.st, 5));
+  if (rc != SQLITE_DONE) {
+    *error = sqlite3_errmsg(db_);
+    return false;
+  }
+  return true;
+}
+
 bool MemoStore::clear(std::string *error) {
   if (access_ == Access::ReadOnly) {
     *error = "the database is open read-only";
     return false;
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  return exec("DELETE FROM blocks;", error) && exec("VACUUM;", error);
+  return exec("DELETE FROM blocks; DELETE FROM plans;", error) && exec("VACUUM;", error);
 }
 
 bool MemoStore::export_to(const std::string &path, std::string *error) {
@@ -262,17 +335,27 @@ bool MemoStore::import_from(const std::string &path, size_t *blocks, size_t *dam
   *blocks = *damaged = 0;
   std::vector<StoredEntry> entries;
   std::string why;
-  if (!other->for_each_block(
-          [&](const BlockId &id, std::string_view blob) {
-            if (decode_block(id, blob, &entries, &why)) {
-              ++*blocks;
-            } else {
-              ++*damaged;
-            }
-          },
-          error))
-    return false;
-  return merge(entries, error);
+  std::vector<PlanRecord> plans;
+  const bool read = other->for_each_block(
+                        [&](const BlockId &id, std::string_view blob) {
+                          if (decode_block(id, blob, &entries, &why)) {
+                            ++*blocks;
+                          } else {
+                            ++*damaged;
+                          }
+                        },
+                        error) &&
+                    other->for_each_plan(
+                        [&](const SpecKey &root, std::string_view blob) {
+                          PlanRecord p;
+                          if (decode_plan_record(root, blob, &p, &why)) {
+                            plans.push_back(std::move(p));
+                          } else {
+                            ++*damaged;
+                          }
+                        },
+                        error);
+  return read && merge(entries, plans, error);
 }
 
 int64_t MemoStore::file_bytes() const {

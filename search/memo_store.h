@@ -43,21 +43,35 @@ class MemoStore {
   // error (the reason in `why`); the caller treats it as a miss.
   Read read_block(const BlockId &id, std::vector<StoredEntry> *out, std::string *why);
 
-  // Merges entries into their blocks in one transaction: an entry replaces a stored one with
-  // the same key, and a damaged block is replaced by the new entries alone. Refuses (false,
-  // with the reason) when the files exceed the size limit, or on a read-only store.
-  bool merge(const std::vector<StoredEntry> &entries, std::string *error);
+  // The plan record of a top-level spec (memo_block.h).
+  Read read_plan(const SpecKey &root, PlanRecord *out, std::string *why);
+
+  // Merges entries into their blocks and writes plan records, in one transaction: an entry
+  // replaces a stored one with the same key, and a damaged block is replaced by the new
+  // entries alone. Refuses (false, with the reason) when the files exceed the size limit,
+  // or on a read-only store.
+  bool merge(const std::vector<StoredEntry> &entries, const std::vector<PlanRecord> &plans,
+             std::string *error);
+  bool merge(const std::vector<StoredEntry> &entries, std::string *error) {
+    return merge(entries, {}, error);
+  }
 
   // Calls `f` for every block row, in key order, raw (decode_block checks it).
   bool for_each_block(const std::function<void(const BlockId &, std::string_view)> &f,
                       std::string *error);
+  // Likewise for every plan record (decode_plan_record checks it).
+  bool for_each_plan(const std::function<void(const SpecKey &, std::string_view)> &f,
+                     std::string *error);
   bool clear(std::string *error);
   // A consistent copy of the whole database at `path` (which must not exist).
   bool export_to(const std::string &path, std::string *error);
   // Merges every intact block of the database at `path`, which must carry this store's
-  // fingerprint. `blocks` counts the blocks imported, `damaged` those skipped.
+  // fingerprint, and its intact plan records. `blocks` counts the blocks imported, `damaged`
+  // the blocks and records skipped.
   bool import_from(const std::string &path, size_t *blocks, size_t *damaged, std::string *error);
 
+  // Blocks read so far (plan records let a warm start read none).
+  int64_t block_reads() const { return block_reads_; }
   // The file and its write-ahead log, in bytes.
   int64_t file_bytes() const;
   void set_size_limit(int64_t bytes) { size_limit_ = bytes; }
@@ -68,16 +82,20 @@ class MemoStore {
  private:
   MemoStore() = default;
   bool exec(const char *sql, std::string *error);
-  bool merge_locked(const std::vector<StoredEntry> &entries, std::string *error);
+  bool merge_locked(const std::vector<StoredEntry> &entries, const std::vector<PlanRecord> &plans,
+                    std::string *error);
 
   std::mutex mutex_;  // one connection, used by one thread at a time
   sqlite3 *db_ = nullptr;
   sqlite3_stmt *select_ = nullptr;
   sqlite3_stmt *upsert_ = nullptr;
+  sqlite3_stmt *select_plan_ = nullptr;
+  sqlite3_stmt *upsert_plan_ = nullptr;
   std::string path_;
   std::string fingerprint_;
   Access access_ = Access::ReadOnly;
   int64_t size_limit_ = INT64_MAX;
+  int64_t block_reads_ = 0;  // under mutex_
 };
 
 }  // namespace tessel

@@ -158,6 +158,15 @@ bool build_plan(Solver &solver, const Spec &s, Plan *out) {
   return true;
 }
 
+PlanRecord plan_record(const Plan &p) {
+  PlanRecord record;
+  if (p.root < 0) return record;
+  record.root = spec_key(p.nodes[p.root].spec);
+  for (const PlanNode &n : p.nodes)
+    record.decisions.push_back({spec_key(n.spec), Decision{true, n.action}});
+  return record;
+}
+
 std::string format_plan(const Plan &p) {
   std::string out;
   if (p.root >= 0) format_node(p, p.root, 0, out);

@@ -15,6 +15,7 @@
 
 #include "action.h"
 #include "cost.h"
+#include "memo_block.h"
 #include "spec.h"
 
 namespace tessel {
@@ -65,6 +66,9 @@ class Solver;
 
 // Solves `s` and replays the decisions into a plan. Returns false when `s` is unsolvable.
 bool build_plan(Solver &solver, const Spec &s, Plan *out);
+
+// The decisions a plan was built from, keyed by its root spec (for the memo database).
+PlanRecord plan_record(const Plan &p);
 
 // An indented tree: loops with steps, moves with levels and layouts, kernels, costs.
 std::string format_plan(const Plan &p);

@@ -77,8 +77,8 @@ done
 "$tessel" db verify >"$work/verify" 2>&1 || fail "verify after kill -9: $(cat "$work/verify")"
 check_run "after kill -9" 129 129 129
 
-# 4. Damaged blocks: every block altered behind tessel's back is detected, warned about once,
-# and never used; the next searches repair what they touch.
+# 4. Damaged blocks and plan records: every row altered behind tessel's back is detected,
+# warned about once, and never used; the next searches repair what they touch.
 export TESSEL_CACHE_DIR="$work/damaged"
 "$tessel" warm --shapes 64x64x64,48x80x96 >/dev/null 2>&1 || fail "warm before damage"
 $python - "$(db_file)" <<'EOF' || fail "could not alter blocks"
@@ -91,6 +91,11 @@ for key, data in rows:
     lo, hi, m, n, k = key.split(',')
     db.execute("UPDATE blocks SET data = ? WHERE class_lo = ? AND class_hi = ? AND m = ? AND n = ? AND k = ?",
                (bytes(b), int(lo), int(hi), int(m), int(n), int(k)))
+for key in [r[0] for r in db.execute("SELECT w0 || ',' || w1 || ',' || w2 || ',' || w3 || ',' || w4 FROM plans")]:
+    words = [int(w) for w in key.split(',')]
+    data = bytearray(db.execute("SELECT data FROM plans WHERE w0 = ? AND w1 = ? AND w2 = ? AND w3 = ? AND w4 = ?", words).fetchone()[0])
+    data[3] ^= 0x01
+    db.execute("UPDATE plans SET data = ? WHERE w0 = ? AND w1 = ? AND w2 = ? AND w3 = ? AND w4 = ?", [bytes(data)] + words)
 db.commit()
 EOF
 "$tessel" db verify >"$work/verify" 2>&1 && fail "verify accepted damaged blocks"

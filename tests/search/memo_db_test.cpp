@@ -235,7 +235,7 @@ TEST_CASE("export and import move decisions between stores of one fingerprint on
   CHECK(error.find("another CPU") != std::string::npos);
 }
 
-// Plans through a layered memo over `cache`, publishing what was solved.
+// Plans through a layered memo over `cache`, publishing what was solved with the plan record.
 Plan plan_through(DecisionCache &cache, const Spec &spec, int64_t *specs_solved,
                   int64_t *rejected = nullptr) {
   InMemoryMemo local;
@@ -243,7 +243,8 @@ Plan plan_through(DecisionCache &cache, const Spec &spec, int64_t *specs_solved,
   Solver solver(host_target(), memo);
   Plan plan;
   REQUIRE(build_plan(solver, spec, &plan));
-  cache.publish(memo.take_solved());
+  const PlanRecord record = plan_record(plan);
+  cache.publish(memo.take_solved(), &record);
   *specs_solved = solver.stats().specs_solved;
   if (rejected) *rejected = memo.rejected();
   return plan;
@@ -282,17 +283,54 @@ TEST_CASE("plans replayed from a reopened database equal plans searched from scr
     }
   }
   std::string error;
-  auto store = MemoStore::open(path, MemoStore::Access::ReadOnly, fp, &error);
-  REQUIRE(store);
-  DecisionCache cache(store.get());
-  for (size_t i = 0; i < specs.size(); ++i) {
-    int64_t solved = -1, rejected = -1;
-    const Plan p = plan_through(cache, specs[i], &solved, &rejected);
-    CHECK(solved == 0);
-    CHECK(rejected == 0);
-    CHECK(format_plan(p) == cold[i]);
-    CHECK(p.cost.cycles == cold_cost[i]);
+  for (bool with_records : {true, false}) {
+    CAPTURE(with_records);
+    auto store = MemoStore::open(path, MemoStore::Access::ReadOnly, fp, &error);
+    REQUIRE(store);
+    DecisionCache cache(store.get());
+    for (size_t i = 0; i < specs.size(); ++i) {
+      // The plan record alone holds every decision the replay needs: no block is read.
+      if (with_records) CHECK(cache.prefetch_plan(spec_key(canonical(specs[i]))));
+      int64_t solved = -1, rejected = -1;
+      const Plan p = plan_through(cache, specs[i], &solved, &rejected);
+      CHECK(solved == 0);
+      CHECK(rejected == 0);
+      CHECK(format_plan(p) == cold[i]);
+      CHECK(p.cost.cycles == cold_cost[i]);
+    }
+    CHECK((store->block_reads() == 0) == with_records);
   }
+}
+
+TEST_CASE("plan records round trip and detect damage") {
+  const Target &t = host_target();
+  InMemoryMemo memo;
+  Solver solver(t, memo);
+  Plan plan;
+  REQUIRE(build_plan(solver, matmul_spec(40, 72, 33, false, false, false, 1, t.limits()), &plan));
+  const PlanRecord record = plan_record(plan);
+  REQUIRE(record.decisions.size() == plan.nodes.size());
+  const std::string blob = encode_plan_record(record);
+  PlanRecord back;
+  std::string why;
+  REQUIRE(decode_plan_record(record.root, blob, &back, &why));
+  REQUIRE(back.decisions.size() == record.decisions.size());
+  for (size_t i = 0; i < back.decisions.size(); ++i) {
+    CHECK(back.decisions[i].key == record.decisions[i].key);
+    CHECK(back.decisions[i].decision == record.decisions[i].decision);
+  }
+  for (size_t i = 0; i < blob.size(); ++i) {
+    std::string bad = blob;
+    bad[i] = static_cast<char>(bad[i] ^ 0x40);
+    CHECK_FALSE(decode_plan_record(record.root, bad, &back, &why));
+  }
+  for (size_t len = 0; len < blob.size(); len += 3)
+    CHECK_FALSE(
+        decode_plan_record(record.root, std::string_view(blob).substr(0, len), &back, &why));
+  SpecKey other = record.root;
+  other[2] += 1;
+  CHECK_FALSE(decode_plan_record(other, blob, &back, &why));
+  CHECK(back.decisions.empty());
 }
 
 TEST_CASE("a stored decision that does not apply is searched again, never used") {
