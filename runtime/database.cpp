@@ -68,9 +68,9 @@ DecisionCache &shared_decisions() {
     if (!s) warn_once("open", "memo database not used, searching in memory: " + error);
     return s;
   }();
-  static DecisionCache cache(store.get(), [](const char *topic, const std::string &message) {
-    warn_once(topic, message);
-  });
+  static DecisionCache cache(
+      store.get(), [](const char *topic, const std::string &message) { warn_once(topic, message); },
+      /*background_writes=*/true);
   return cache;
 }
 

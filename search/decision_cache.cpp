@@ -4,25 +4,33 @@
 
 namespace tessel {
 
-DecisionCache::DecisionCache(MemoStore *store, Warn warn) : store_(store), warn_(std::move(warn)) {}
+DecisionCache::DecisionCache(MemoStore *store, Warn warn, bool background_writes)
+    : store_(store), warn_(std::move(warn)) {
+  if (store_ && !store_->read_only() && background_writes)
+    writer_ = std::make_unique<MemoWriter>(*store_, [this](const std::string &error) {
+      if (warn_) warn_("write", "could not save solved specs: " + error);
+    });
+}
+
+void DecisionCache::flush() {
+  if (writer_) writer_->flush();
+}
 
 bool DecisionCache::find(const SpecKey &key, Decision *out, bool reread) {
   const BlockId id = block_of(key);
   {
     std::shared_lock<std::shared_mutex> lock(mutex_);
-    const auto it = decisions_.find(key);
-    if (it != decisions_.end()) {
-      *out = it->second;
+    if (const Decision *d = decisions_.find(key)) {
+      *out = *d;
       return true;
     }
     if (!store_ || (loaded_.count(id) && !reread)) return false;
   }
   load_block(id);
   std::shared_lock<std::shared_mutex> lock(mutex_);
-  const auto it = decisions_.find(key);
-  if (it == decisions_.end()) return false;
-  *out = it->second;
-  return true;
+  const Decision *d = decisions_.find(key);
+  if (d) *out = *d;
+  return d != nullptr;
 }
 
 void DecisionCache::load_block(const BlockId &id) {
@@ -34,7 +42,8 @@ void DecisionCache::load_block(const BlockId &id) {
   if (r == MemoStore::Read::Damaged && warn_)
     warn_("damaged", "ignoring a damaged block of " + store_->path() + " (" + why + ")");
   std::unique_lock<std::shared_mutex> lock(mutex_);
-  for (const StoredEntry &e : entries) decisions_.emplace(e.key, e.decision);  // ours win
+  // Ours win over the store's; among the store's, the latest part's.
+  for (auto e = entries.rbegin(); e != entries.rend(); ++e) decisions_.put_new(e->key, e->decision);
   loaded_.insert(id);
 }
 
@@ -47,7 +56,7 @@ bool DecisionCache::prefetch_plan(const SpecKey &root) {
     warn_("damaged", "ignoring a damaged plan record of " + store_->path() + " (" + why + ")");
   if (r != MemoStore::Read::Found) return false;
   std::unique_lock<std::shared_mutex> lock(mutex_);
-  for (const StoredEntry &e : record.decisions) decisions_.emplace(e.key, e.decision);
+  for (const StoredEntry &e : record.decisions) decisions_.put_new(e.key, e.decision);
   return true;
 }
 
@@ -55,12 +64,17 @@ void DecisionCache::publish(const std::vector<StoredEntry> &entries, const PlanR
   if (entries.empty() && !plan) return;
   {
     std::unique_lock<std::shared_mutex> lock(mutex_);
-    for (const StoredEntry &e : entries) decisions_[e.key] = e.decision;
+    for (const StoredEntry &e : entries) decisions_.put(e.key, e.decision);
+  }
+  if (!store_ || store_->read_only()) return;
+  if (writer_) {
+    writer_->add(entries, plan);
+    return;
   }
   std::string error;
   std::vector<PlanRecord> plans;
   if (plan) plans.push_back(*plan);
-  if (store_ && !store_->read_only() && !store_->merge(entries, plans, &error) && warn_)
+  if (!store_->merge(entries, plans, &error) && warn_)
     warn_("write", "could not save solved specs: " + error);
 }
 

@@ -1,18 +1,21 @@
 // DecisionCache: the decisions this process knows, shared by all its compiling threads.
 //
 // A block is read from the store the first time one of its specs is asked for, then served
-// from memory; decisions solved here are added at once and written to the store. Without a
-// store (database off or unusable) it is a plain in-memory table.
+// from memory; decisions solved here are added at once and written to the store, directly or
+// through a background MemoWriter. Without a store (database off or unusable) it is a plain
+// in-memory table.
 #pragma once
 #include <functional>
+#include <memory>
 #include <shared_mutex>
 #include <string>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "key_table.h"
 #include "memo_block.h"
 #include "memo_store.h"
+#include "memo_writer.h"
 
 namespace tessel {
 
@@ -21,7 +24,9 @@ class DecisionCache {
   // `warn` hears about damaged blocks and failed writes, by topic (the caller decides how
   // often to say so). `store` may be null, and must outlive the cache.
   using Warn = std::function<void(const char *topic, const std::string &message)>;
-  explicit DecisionCache(MemoStore *store, Warn warn = nullptr);
+  // `background_writes`: merge into the store from a MemoWriter thread rather than in
+  // publish().
+  explicit DecisionCache(MemoStore *store, Warn warn = nullptr, bool background_writes = false);
 
   // The decision stored for a canonical spec's key. `reread`: when the key's block was read
   // before without it, read the block again (another process may have written it since).
@@ -33,6 +38,9 @@ class DecisionCache {
   // record of the top-level spec they were solved for (if given).
   void publish(const std::vector<StoredEntry> &entries, const PlanRecord *plan = nullptr);
 
+  // Returns once every decision published so far is in the store (or failed to be).
+  void flush();
+
   MemoStore *store() const { return store_; }
 
  private:
@@ -41,8 +49,9 @@ class DecisionCache {
   MemoStore *store_;
   Warn warn_;
   std::shared_mutex mutex_;
-  std::unordered_map<SpecKey, Decision, SpecKeyHash> decisions_;
+  KeyTable<Decision> decisions_;
   std::unordered_set<BlockId, BlockIdHash> loaded_;
+  std::unique_ptr<MemoWriter> writer_;  // destroyed first: it writes what is pending
 };
 
 }  // namespace tessel

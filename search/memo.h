@@ -6,6 +6,7 @@
 
 #include "action.h"
 #include "cost.h"
+#include "key_table.h"
 #include "spec.h"
 
 namespace tessel {
@@ -29,32 +30,23 @@ class MemoDb {
   virtual size_t size() const = 0;
 };
 
-// Open addressing with linear probing over the specs' integer keys: the solver's hottest
-// data structure (a lookup per child of every action tried).
+// The solver's memo in memory (key_table.h).
 class InMemoryMemo final : public MemoDb {
  public:
-  bool get(const Spec &s, MemoEntry *out) override;
-  void put(const Spec &s, const MemoEntry &e) override;
-  size_t size() const override { return count_; }
+  bool get(const Spec &s, MemoEntry *out) override {
+    const MemoEntry *e = table_.find(spec_key(s));
+    if (e) *out = *e;
+    return e != nullptr;
+  }
+  void put(const Spec &s, const MemoEntry &e) override { table_.put(spec_key(s), e); }
+  size_t size() const override { return table_.size(); }
   template <class F>
   void for_each(F &&f) const {
-    for (size_t i = 0; i < tags_.size(); ++i)
-      if (tags_[i]) f(spec_from_key(slots_[i].key), slots_[i].entry);
+    table_.for_each([&](const SpecKey &k, const MemoEntry &e) { f(spec_from_key(k), e); });
   }
 
  private:
-  // Lookups are memory-bound: probing walks a dense array of 64-bit hash tags (eight to a
-  // cache line) and touches a slot only when its tag matches. Tag 0 marks an empty slot.
-  struct Slot {
-    SpecKey key{};
-    MemoEntry entry;
-  };
-  size_t find(const SpecKey &key, uint64_t tag) const;
-  void grow();
-
-  std::vector<uint64_t> tags_;
-  std::vector<Slot> slots_;
-  size_t count_ = 0;
+  KeyTable<MemoEntry> table_;
 };
 
 }  // namespace tessel

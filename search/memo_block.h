@@ -10,7 +10,8 @@
 // threads, stride classes: the first two SpecKey words) whose shape falls in one aligned cube
 // of kBlockSpan^3 coordinates. Inside, specs are sorted by (memory limits, m, n, k); a run of
 // consecutive k with one decision is stored once, as (m, n, first k, length, decision index)
-// with offsets from the cube's corner, and each distinct decision once per block.
+// with offsets from the cube's corner, and each distinct decision once per block. The store
+// may hold a block as a few parts, each encoded this way (memo_store.h).
 #pragma once
 #include <cstdint>
 #include <string>

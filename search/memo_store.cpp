@@ -12,11 +12,15 @@ namespace {
 constexpr const char *kSchema =
     "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS blocks(class_lo INTEGER NOT NULL, class_hi INTEGER NOT NULL,"
-    " m INTEGER NOT NULL, n INTEGER NOT NULL, k INTEGER NOT NULL, data BLOB NOT NULL,"
-    " PRIMARY KEY(class_lo, class_hi, m, n, k)) WITHOUT ROWID;"
+    " m INTEGER NOT NULL, n INTEGER NOT NULL, k INTEGER NOT NULL, part INTEGER NOT NULL,"
+    " data BLOB NOT NULL, PRIMARY KEY(class_lo, class_hi, m, n, k, part)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS plans(w0 INTEGER NOT NULL, w1 INTEGER NOT NULL,"
     " w2 INTEGER NOT NULL, w3 INTEGER NOT NULL, w4 INTEGER NOT NULL, data BLOB NOT NULL,"
     " PRIMARY KEY(w0, w1, w2, w3, w4)) WITHOUT ROWID;";
+
+// A merge appends a block's new entries as one more part, so it costs what it adds; at this
+// many parts the block is rewritten as one (reads decode every part).
+constexpr int kMaxParts = 8;
 
 // Waits this long for another process's write transaction before giving up.
 constexpr int kBusyTimeoutMs = 30000;
@@ -137,13 +141,19 @@ std::unique_ptr<MemoStore> MemoStore::open(const std::string &path, Access acces
   };
   const bool rw = access == Access::ReadWrite;
   if (!prepare("SELECT data FROM blocks WHERE class_lo = ?1 AND class_hi = ?2 AND m = ?3 AND "
-               "n = ?4 AND k = ?5;",
+               "n = ?4 AND k = ?5 ORDER BY part;",
                &s->select_) ||
       !prepare("SELECT data FROM plans WHERE w0 = ?1 AND w1 = ?2 AND w2 = ?3 AND w3 = ?4 AND "
                "w4 = ?5;",
                &s->select_plan_) ||
-      (rw &&
-       !prepare("INSERT OR REPLACE INTO blocks VALUES(?1, ?2, ?3, ?4, ?5, ?6);", &s->upsert_)) ||
+      (rw && !prepare("INSERT OR REPLACE INTO blocks VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7);",
+                      &s->upsert_)) ||
+      (rw && !prepare("DELETE FROM blocks WHERE class_lo = ?1 AND class_hi = ?2 AND m = ?3 AND "
+                      "n = ?4 AND k = ?5;",
+                      &s->delete_)) ||
+      (rw && !prepare("SELECT count(*) FROM blocks WHERE class_lo = ?1 AND class_hi = ?2 AND "
+                      "m = ?3 AND n = ?4 AND k = ?5;",
+                      &s->count_)) ||
       (rw && !prepare("INSERT OR REPLACE INTO plans VALUES(?1, ?2, ?3, ?4, ?5, ?6);",
                       &s->upsert_plan_))) {
     *error = path + ": " + sqlite3_errmsg(s->db_);
@@ -155,6 +165,8 @@ std::unique_ptr<MemoStore> MemoStore::open(const std::string &path, Access acces
 MemoStore::~MemoStore() {
   sqlite3_finalize(select_);
   sqlite3_finalize(upsert_);
+  sqlite3_finalize(delete_);
+  sqlite3_finalize(count_);
   sqlite3_finalize(select_plan_);
   sqlite3_finalize(upsert_plan_);
   sqlite3_close(db_);
@@ -172,18 +184,31 @@ MemoStore::Read MemoStore::read_block(const BlockId &id, std::vector<StoredEntry
                                       std::string *why) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++block_reads_;
+  int parts = 0;
+  return read_parts(id, out, why, &parts);
+}
+
+MemoStore::Read MemoStore::read_parts(const BlockId &id, std::vector<StoredEntry> *out,
+                                      std::string *why, int *parts) {
+  const size_t first = out->size();
   sqlite3_reset(select_);
   bind_id(select_, id);
-  const int rc = sqlite3_step(select_);
-  Read result = Read::Missing;
-  if (rc == SQLITE_ROW) {
-    result = decode_block(id, column_blob(select_, 0), out, why) ? Read::Found : Read::Damaged;
-  } else if (rc != SQLITE_DONE) {
+  int rc;
+  bool damaged = false;
+  while ((rc = sqlite3_step(select_)) == SQLITE_ROW) {
+    ++*parts;
+    if (!damaged && !decode_block(id, column_blob(select_, 0), out, why)) damaged = true;
+  }
+  if (rc != SQLITE_DONE) {
     *why = sqlite3_errmsg(db_);
-    result = Read::Damaged;
+    damaged = true;
   }
   sqlite3_reset(select_);
-  return result;
+  if (damaged) {
+    out->resize(first);
+    damaged_.insert(id);  // the next merge into this block rewrites it
+  }
+  return damaged ? Read::Damaged : *parts ? Read::Found : Read::Missing;
 }
 
 MemoStore::Read MemoStore::read_plan(const SpecKey &root, PlanRecord *out, std::string *why) {
@@ -239,31 +264,36 @@ bool MemoStore::merge_locked(const std::vector<StoredEntry> &entries,
   std::unordered_map<BlockId, std::vector<StoredEntry>, BlockIdHash> by_block;
   for (const StoredEntry &e : entries) by_block[block_of(e.key)].push_back(e);
   std::vector<StoredEntry> merged;
+  auto step = [&](sqlite3_stmt *st) {
+    const int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc == SQLITE_DONE) return true;
+    *error = sqlite3_errmsg(db_);
+    return false;
+  };
   for (const auto &[id, fresh] : by_block) {
-    merged.clear();
-    sqlite3_reset(select_);
-    bind_id(select_, id);
-    const int rc = sqlite3_step(select_);
-    std::string why;
-    if (rc == SQLITE_ROW) {
-      decode_block(id, column_blob(select_, 0), &merged, &why);  // damaged: start over
-    } else if (rc != SQLITE_DONE) {
-      *error = sqlite3_errmsg(db_);
-      sqlite3_reset(select_);
-      return false;
+    bind_id(count_, id);
+    int parts = sqlite3_step(count_) == SQLITE_ROW ? sqlite3_column_int(count_, 0) : 0;
+    sqlite3_reset(count_);
+    const std::vector<StoredEntry> *write = &fresh;
+    // Rewrite as one part when there are many, or when a read found the block damaged (only
+    // what decodes is kept; the fresh entries win).
+    if (parts + 1 >= kMaxParts || damaged_.erase(id)) {
+      merged.clear();
+      std::string why;
+      int read = 0;
+      if (read_parts(id, &merged, &why, &read) == Read::Damaged) merged.clear();
+      bind_id(delete_, id);
+      if (!step(delete_)) return false;
+      merged.insert(merged.end(), fresh.begin(), fresh.end());  // the fresh entries win
+      write = &merged;
+      parts = 0;
     }
-    sqlite3_reset(select_);
-    merged.insert(merged.end(), fresh.begin(), fresh.end());  // the fresh entries win
-    const std::string blob = encode_block(id, merged);
-    sqlite3_reset(upsert_);
+    const std::string blob = encode_block(id, *write);
     bind_id(upsert_, id);
-    sqlite3_bind_blob(upsert_, 6, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
-    const int wrc = sqlite3_step(upsert_);
-    sqlite3_reset(upsert_);
-    if (wrc != SQLITE_DONE) {
-      *error = sqlite3_errmsg(db_);
-      return false;
-    }
+    sqlite3_bind_int64(upsert_, 6, parts);
+    sqlite3_bind_blob(upsert_, 7, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
+    if (!step(upsert_)) return false;
   }
   return true;
 }

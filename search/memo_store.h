@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "memo_block.h"
@@ -39,8 +40,9 @@ class MemoStore {
   MemoStore &operator=(const MemoStore &) = delete;
 
   enum class Read { Missing, Found, Damaged };
-  // Appends the block's entries to `out`. Damaged: a bad checksum or structure, or an SQLite
-  // error (the reason in `why`); the caller treats it as a miss.
+  // Appends the block's entries to `out`, oldest part first (a later entry for a key wins).
+  // Damaged: a bad checksum or structure, or an SQLite error (the reason in `why`); the caller
+  // treats it as a miss.
   Read read_block(const BlockId &id, std::vector<StoredEntry> *out, std::string *why);
 
   // The plan record of a top-level spec (memo_block.h).
@@ -56,7 +58,7 @@ class MemoStore {
     return merge(entries, {}, error);
   }
 
-  // Calls `f` for every block row, in key order, raw (decode_block checks it).
+  // Calls `f` for every block part, in key order, raw (decode_block checks it).
   bool for_each_block(const std::function<void(const BlockId &, std::string_view)> &f,
                       std::string *error);
   // Likewise for every plan record (decode_plan_record checks it).
@@ -82,6 +84,8 @@ class MemoStore {
  private:
   MemoStore() = default;
   bool exec(const char *sql, std::string *error);
+  // Appends every part of a block, oldest first, counting them; under mutex_.
+  Read read_parts(const BlockId &id, std::vector<StoredEntry> *out, std::string *why, int *parts);
   bool merge_locked(const std::vector<StoredEntry> &entries, const std::vector<PlanRecord> &plans,
                     std::string *error);
 
@@ -89,13 +93,16 @@ class MemoStore {
   sqlite3 *db_ = nullptr;
   sqlite3_stmt *select_ = nullptr;
   sqlite3_stmt *upsert_ = nullptr;
+  sqlite3_stmt *delete_ = nullptr;
+  sqlite3_stmt *count_ = nullptr;
   sqlite3_stmt *select_plan_ = nullptr;
   sqlite3_stmt *upsert_plan_ = nullptr;
   std::string path_;
   std::string fingerprint_;
   Access access_ = Access::ReadOnly;
   int64_t size_limit_ = INT64_MAX;
-  int64_t block_reads_ = 0;  // under mutex_
+  int64_t block_reads_ = 0;                           // under mutex_
+  std::unordered_set<BlockId, BlockIdHash> damaged_;  // blocks read damaged, under mutex_
 };
 
 }  // namespace tessel

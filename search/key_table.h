@@ -1,0 +1,86 @@
+// KeyTable: a hash table from spec keys to values, by open addressing with linear probing.
+// The solver's memo and the process's shared decisions both sit in the search's hottest loop
+// (a lookup per child of every action tried) and hold millions of entries, so: no node per
+// entry (one allocation per entry was most of the cost under ASan), and lookups that walk a
+// dense array of 64-bit hash tags (eight to a cache line), touching a slot only when its tag
+// matches. Tag 0 marks an empty slot.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "spec.h"
+
+namespace tessel {
+
+template <class V>
+class KeyTable {
+ public:
+  const V *find(const SpecKey &key) const {
+    if (tags_.empty()) return nullptr;
+    const size_t i = slot(key, tag_of(key));
+    return tags_[i] ? &slots_[i].value : nullptr;
+  }
+  // Inserts or replaces.
+  void put(const SpecKey &key, const V &value) { *insert(key) = value; }
+  // Inserts unless present; returns whether it did.
+  bool put_new(const SpecKey &key, const V &value) {
+    const size_t before = count_;
+    V *v = insert(key);
+    if (count_ == before) return false;
+    *v = value;
+    return true;
+  }
+  size_t size() const { return count_; }
+  template <class F>
+  void for_each(F &&f) const {
+    for (size_t i = 0; i < tags_.size(); ++i)
+      if (tags_[i]) f(slots_[i].key, slots_[i].value);
+  }
+
+ private:
+  struct Slot {
+    SpecKey key{};
+    V value{};
+  };
+  static uint64_t tag_of(const SpecKey &key) { return key_hash(key) | 1; }  // never 0
+  // Inline, where operator== calls memcmp.
+  static bool same(const SpecKey &a, const SpecKey &b) {
+    return ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) | (a[4] ^ b[4])) == 0;
+  }
+  size_t slot(const SpecKey &key, uint64_t tag) const {
+    const size_t mask = tags_.size() - 1;
+    for (size_t i = tag & mask;; i = (i + 1) & mask)
+      if (!tags_[i] || (tags_[i] == tag && same(slots_[i].key, key))) return i;
+  }
+  V *insert(const SpecKey &key) {
+    if ((count_ + 1) * 2 > tags_.size()) grow();
+    const uint64_t tag = tag_of(key);
+    const size_t i = slot(key, tag);
+    if (!tags_[i]) {
+      tags_[i] = tag;
+      slots_[i].key = key;
+      ++count_;
+    }
+    return &slots_[i].value;
+  }
+  void grow() {
+    std::vector<uint64_t> old_tags = std::move(tags_);
+    std::vector<Slot> old_slots = std::move(slots_);
+    const size_t size = old_tags.empty() ? 1024 : old_tags.size() * 2;
+    tags_.assign(size, 0);
+    slots_.assign(size, Slot{});
+    for (size_t i = 0; i < old_tags.size(); ++i)
+      if (old_tags[i]) {
+        const size_t j = slot(old_slots[i].key, old_tags[i]);
+        tags_[j] = old_tags[i];
+        slots_[j] = old_slots[i];
+      }
+  }
+
+  std::vector<uint64_t> tags_;
+  std::vector<Slot> slots_;
+  size_t count_ = 0;
+};
+
+}  // namespace tessel
