@@ -65,6 +65,9 @@ extern "C" tessel_status tessel_warm(const tessel_sgemm_shape *shapes, size_t co
       tbb::task_arena arena(static_cast<int>(hw));
       arena.execute([&] { tbb::parallel_for(size_t{0}, count, prepare); });
     }
+    // Taking the lock orders every task's work before this thread's (oneTBB joins its tasks
+    // inside libtbb, where ThreadSanitizer cannot see).
+    std::lock_guard<std::mutex> lock(mutex);
     return first == TESSEL_OK ? TESSEL_OK : fail(first, first_error);
   } catch (const std::bad_alloc &) {
     return fail(TESSEL_OUT_OF_MEMORY, "out of memory");
