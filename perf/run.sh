@@ -3,7 +3,8 @@
 #   perf/run.sh [--threads T]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packages=(libopenblas-dev pkg-config python3-numpy)
+packages=(libopenblas-dev libblis-dev libdnnl-dev libxsmm-dev libeigen3-dev gnuplot-nox
+          pkg-config python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -22,6 +23,10 @@ build-perf/bin/db_bench "$shapes"
 echo
 echo "== GEMM: tessel beside OpenBLAS (forced to its Haswell AVX2 kernels)"
 OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=1 build-perf/bin/gemm_bench "$shapes" "$@"
+echo
+echo "== tessel beside OpenBLAS, BLIS, oneDNN, libxsmm, Eigen (each forced to AVX2), 1 and 2 threads"
+/usr/bin/python3 perf/peers.py build-perf/bin "$shapes" build-perf/results
+echo "(tables in build-perf/results/peers.md, data in peers.csv, plot in peers.png)"
 echo
 echo "== numpy float32 matmul with and without libtessel_blas.so preloaded"
 /usr/bin/python3 perf/numpy_bench.py build-perf/lib/libtessel_blas.so "$shapes"

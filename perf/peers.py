@@ -1,0 +1,189 @@
+#!/usr/bin/python3
+"""tessel beside OpenBLAS, BLIS, oneDNN, libxsmm and Eigen, each forced to AVX2.
+
+    perf/peers.py BIN_DIR SHAPES OUT_DIR [--rounds R] [--threads 1,2]
+
+For every shape, thread count and round, every library runs in its own fresh process, in an
+order that rotates from shape to shape (this machine is noisy: libraries are interleaved, not
+run one after the other). A library's number for a shape is the median over rounds of its
+per-process median GFLOP/s. Writes OUT_DIR/peers.csv (every measurement), OUT_DIR/peers.md
+(tables: GFLOP/s, tessel over the best peer, percent of the measured FMA peak or, for M = 1,
+of the bandwidth bound) and OUT_DIR/peers.png (gnuplot, when installed).
+"""
+import argparse
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+
+LIBRARIES = ["tessel", "openblas", "blis", "onednn", "libxsmm", "eigen"]
+
+
+def environment(threads, cache_dir):
+    env = dict(os.environ)
+    env.update({
+        "OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_NUM_THREADS": str(threads),
+        "BLIS_ARCH_TYPE": "3",  # BLIS 0.9 reads the arch_t number: BLIS_ARCH_HASWELL
+        "BLIS_NUM_THREADS": str(threads),
+        "ONEDNN_MAX_CPU_ISA": "AVX2", "DNNL_MAX_CPU_ISA": "AVX2",
+        "LIBXSMM_TARGET": "hsw", "OMP_NUM_THREADS": str(threads),
+        "TESSEL_NUM_THREADS": str(threads), "TESSEL_CACHE_DIR": cache_dir,
+    })
+    return env
+
+
+def read_shapes(path):
+    shapes = []
+    for line in open(path):
+        fields = line.split("#")[0].split()
+        if len(fields) >= 3:
+            shapes.append(tuple(int(x) for x in fields[:3]))
+    return shapes
+
+
+def run(cmd, env):
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({out.returncode}): {out.stderr[-400:]}")
+    return out.stdout.strip()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bin")
+    ap.add_argument("shapes")
+    ap.add_argument("out")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", default="1,2")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    libs = [l for l in LIBRARIES if os.path.exists(os.path.join(args.bin, "peer_" + l))]
+    shapes = read_shapes(args.shapes)
+    thread_counts = [int(t) for t in args.threads.split(",")]
+    cache = tempfile.mkdtemp(prefix="tessel-peers-")
+    md = []
+
+    # What each library really runs, by its own query.
+    md.append("## Instruction sets in use (each library's own query)\n")
+    for lib in libs:
+        md.append("- " + run([os.path.join(args.bin, "peer_" + lib), "--isa"],
+                             environment(1, cache)))
+    peak = float(run([os.path.join(args.bin, "fma_peak")], {}))
+    bandwidth = {t: float(run([os.path.join(args.bin, "bandwidth"), str(t)], {}))
+                 for t in thread_counts}
+    md.append(f"\nMeasured AVX2 FMA peak: {peak:.1f} GFLOP/s per core. Read bandwidth: " +
+              ", ".join(f"{bandwidth[t]:.1f} GB/s with {t} thread{'s' if t > 1 else ''}"
+                        for t in thread_counts) + ".\n")
+
+    rows = []  # (lib, threads, m, k, n, median, min, max, error)
+    for rnd in range(args.rounds):
+        for t in thread_counts:
+            for i, (m, k, n) in enumerate(shapes):
+                order = libs[i % len(libs):] + libs[:i % len(libs)]
+                for lib in order:
+                    line = run([os.path.join(args.bin, "peer_" + lib), "--threads", str(t),
+                                str(m), str(k), str(n)], environment(t, cache))
+                    f = line.split(",")
+                    rows.append((lib, t, m, k, n, float(f[5]), float(f[6]), float(f[7]),
+                                 float(f[8])))
+            print(f"round {rnd + 1}/{args.rounds} done", flush=True)
+
+    with open(os.path.join(args.out, "peers.csv"), "w") as csv:
+        csv.write("library,threads,M,K,N,median_gflops,min_gflops,max_gflops,max_error\n")
+        for r in rows:
+            csv.write(",".join(str(x) for x in r) + "\n")
+
+    def median_of(lib, t, shape):
+        values = [r[5] for r in rows if r[0] == lib and r[1] == t and r[2:5] == shape]
+        return statistics.median(values) if values else float("nan")
+
+    def spread(lib, t, shape):
+        values = [r[5] for r in rows if r[0] == lib and r[1] == t and r[2:5] == shape]
+        return min(values), max(values)
+
+    plot_rows = []
+    for t in thread_counts:
+        md.append(f"\n## {t} thread{'s' if t > 1 else ''}: GFLOP/s (median of {args.rounds} "
+                  "rounds)\n")
+        md.append("| M | K | N | " + " | ".join(libs) +
+                  " | best peer | tessel / best | tessel % of bound |")
+        md.append("|---" * (3 + len(libs) + 3) + "|")
+        ratios = []
+        for shape in shapes:
+            m, k, n = shape
+            values = {lib: median_of(lib, t, shape) for lib in libs}
+            peers = {l: v for l, v in values.items() if l != "tessel" and not math.isnan(v)}
+            best = max(peers, key=peers.get) if peers else None
+            ratio = values["tessel"] / peers[best] if best else float("nan")
+            ratios.append(ratio)
+            if m == 1:  # reads all of B once: 2 flops per 4 bytes
+                bound, kind = bandwidth[t] / 2, "bandwidth"
+            else:
+                bound, kind = peak * t, "FMA peak"
+            lo, hi = spread("tessel", t, shape)
+            md.append(f"| {m} | {k} | {n} | " +
+                      " | ".join(f"{values[l]:.1f}" for l in libs) +
+                      f" | {best} {peers[best]:.1f} | {ratio:.2f} | "
+                      f"{100 * values['tessel'] / bound:.0f}% of {kind} |")
+            plot_rows.append((t, f"{m}x{k}x{n}", [100 * values[l] / bound for l in libs]))
+        geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        md.append(f"\nGeometric mean of tessel / best peer: **{geomean:.2f}**; tessel at least "
+                  f"equal to the best peer on {sum(r >= 1 for r in ratios)} of {len(ratios)} "
+                  "shapes.")
+
+    # First calls in fresh processes: library initialization, code generation and the call.
+    md.append("\n## First call in a fresh process (microseconds, 1 thread)\n")
+    first_libs = [l for l in ("libxsmm", "onednn") if l in libs]
+    md.append("| M | K | N | tessel, cold database | tessel, warm database | " +
+              " | ".join(first_libs) + " |")
+    md.append("|---" * (5 + len(first_libs)) + "|")
+    first_cache = tempfile.mkdtemp(prefix="tessel-first-")
+    for m, k, n in shapes:
+        dims = [str(m), str(k), str(n)]
+        env = environment(1, first_cache)
+        cold = run([os.path.join(args.bin, "peer_tessel"), "--first-call"] + dims, env)
+        warm = run([os.path.join(args.bin, "peer_tessel"), "--first-call"] + dims, env)
+        others = [run([os.path.join(args.bin, "peer_" + l), "--first-call"] + dims, env)
+                  for l in first_libs]
+        md.append(f"| {m} | {k} | {n} | {float(cold):.0f} | {float(warm):.0f} | " +
+                  " | ".join(f"{float(o):.0f}" for o in others) + " |")
+    shutil.rmtree(first_cache, ignore_errors=True)
+    shutil.rmtree(cache, ignore_errors=True)
+
+    with open(os.path.join(args.out, "peers.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("\n".join(md))
+
+    if shutil.which("gnuplot"):
+        data = os.path.join(args.out, "peers_plot.dat")
+        with open(data, "w") as f:
+            for t in thread_counts:
+                f.write(f"# threads {t}\nshape " + " ".join(libs) + "\n")
+                for tt, name, percents in plot_rows:
+                    if tt == t:
+                        f.write(name + " " + " ".join(f"{p:.1f}" for p in percents) + "\n")
+                f.write("\n\n")
+        script = [
+            "set terminal pngcairo size 1600,900 noenhanced" if subprocess.run(
+                ["gnuplot", "-e", "set terminal pngcairo"], capture_output=True).returncode == 0
+            else "set terminal png size 1600,900",
+            f"set output '{os.path.join(args.out, 'peers.png')}'",
+            f"set multiplot layout {len(thread_counts)},1",
+            "set style data histograms", "set style histogram clustered gap 1",
+            "set style fill solid 0.8 border -1", "set xtics rotate by -45 scale 0",
+            "set ylabel '% of FMA peak (M = 1: of bandwidth bound)'", "set yrange [0:*]",
+            "set key outside right", "set grid ytics",
+        ]
+        for idx, t in enumerate(thread_counts):
+            script.append(f"set title '{t} thread{'s' if t > 1 else ''}'")
+            script.append("plot " + ", ".join(
+                f"'{data}' index {idx} using {c + 2}:xtic(1) title '{lib}'"
+                for c, lib in enumerate(libs)))
+        script.append("unset multiplot")
+        subprocess.run(["gnuplot"], input="\n".join(script), text=True, check=False)
+
+
+if __name__ == "__main__":
+    main()
