@@ -95,7 +95,8 @@ int stats() {
               store->fingerprint().c_str());
   std::printf("tables       %zu (op, dtype, operand levels and layouts, threads)\n",
               s.tables.size());
-  std::printf("blocks       %zu (%zu damaged)\n", s.blocks, s.damaged);
+  std::printf("block parts  %zu (%zu damaged; a block is rewritten as one part at eight)\n",
+              s.blocks, s.damaged);
   std::printf("specs        %zu in %zu runs, %zu distinct decisions per block summed\n", s.entries,
               s.runs, s.decisions);
   std::printf(
