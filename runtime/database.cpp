@@ -30,10 +30,12 @@ bool make_directories(const std::string &dir, std::string *error) {
 }  // namespace
 
 void warn_once(const char *topic, const std::string &message) {
-  static std::mutex mutex;
-  static std::set<std::string> said;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (said.insert(topic).second) std::fprintf(stderr, "tessel: %s\n", message.c_str());
+  // Never destroyed: the database writer thread may warn while the process's statics are
+  // being destroyed at exit (it is joined by one of them).
+  static auto *mutex = new std::mutex;
+  static auto *said = new std::set<std::string>;
+  std::lock_guard<std::mutex> lock(*mutex);
+  if (said->insert(topic).second) std::fprintf(stderr, "tessel: %s\n", message.c_str());
 }
 
 std::string database_path(std::string *problem) {
