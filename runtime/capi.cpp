@@ -37,11 +37,16 @@ tessel_status run(const Problem &p, float alpha, float beta,
                 "OS does not provide");
   const bool accumulate = beta != 0.0f;
   if (accumulate && beta != 1.0f) scale_c(p.c, p.m, p.n, p.ldc, beta);
+  const KernelKey key = kernel_key(p, accumulate, current_threads());
+  Registry &registry = Registry::instance();
+  if (const CompiledKernel *recent = registry.recent(key)) {
+    execute(*recent, p.a, p.b, p.c, alpha);
+    return TESSEL_OK;
+  }
   std::shared_ptr<const CompiledKernel> kernel;
   if (cache) kernel = cache[accumulate].load(std::memory_order_acquire);
-  if (!kernel || kernel->key.threads != current_threads()) {
-    const tessel_status st =
-        Registry::instance().get(kernel_key(p, accumulate, current_threads()), &kernel);
+  if (!kernel || !(kernel->key == key)) {
+    const tessel_status st = registry.get(key, &kernel);
     if (st != TESSEL_OK) return st;
     if (cache) cache[accumulate].store(kernel, std::memory_order_release);
   }

@@ -1,5 +1,8 @@
 #include "registry.h"
 
+#include <algorithm>
+#include <array>
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -33,8 +36,41 @@ static void print_summary() {
                s.search_seconds, s.emit_seconds);
 }
 
+namespace {
+
+// A thread's last few kernels, most recent first.
+struct RecentKernels {
+  static constexpr int kSize = 8;
+  std::array<std::shared_ptr<const CompiledKernel>, kSize> kernels;
+  void remember(const std::shared_ptr<const CompiledKernel> &k) {
+    for (int i = 0; i < kSize; ++i)
+      if (kernels[i] == k) return;
+    std::move_backward(kernels.begin(), kernels.end() - 1, kernels.end());
+    kernels[0] = k;
+  }
+};
+thread_local RecentKernels t_recent;
+
+}  // namespace
+
+const CompiledKernel *Registry::recent(const KernelKey &key) {
+  for (const auto &k : t_recent.kernels)
+    if (k && k->key == key) {
+      hits_.fetch_add(1, std::memory_order_relaxed);
+      return k.get();
+    }
+  return nullptr;
+}
+
 tessel_status Registry::get(const KernelKey &key, std::shared_ptr<const CompiledKernel> *out,
                             bool *hit) {
+  const tessel_status status = get_shared(key, out, hit);
+  if (status == TESSEL_OK) t_recent.remember(*out);
+  return status;
+}
+
+tessel_status Registry::get_shared(const KernelKey &key, std::shared_ptr<const CompiledKernel> *out,
+                                   bool *hit) {
   Shard &s = shard(key);
   std::shared_ptr<Entry> entry;
   {

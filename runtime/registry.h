@@ -27,6 +27,10 @@ class Registry {
   // The kernel for `key`, compiled on first request. `hit` tells whether it was resident.
   tessel_status get(const KernelKey &key, std::shared_ptr<const CompiledKernel> *out,
                     bool *hit = nullptr);
+  // The kernel for `key` if this thread got it lately, without a lock or a reference count:
+  // repeated small calls spend more in the lookup than in the kernel. The pointer stays
+  // valid until this thread's next get() (each thread keeps its last few kernels alive).
+  const CompiledKernel *recent(const KernelKey &key);
 
   struct Stats {
     int64_t kernels = 0, hits = 0, misses = 0, evictions = 0;
@@ -51,6 +55,8 @@ class Registry {
   static constexpr size_t kShards = 64;
 
   Shard &shard(const KernelKey &key) { return shards_[KernelKeyHash{}(key) % kShards]; }
+  tessel_status get_shared(const KernelKey &key, std::shared_ptr<const CompiledKernel> *out,
+                           bool *hit);
   void evict_if_full(Shard &s);
 
   size_t per_shard_capacity_;
