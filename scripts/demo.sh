@@ -10,4 +10,8 @@ if [ $# -gt 0 ]; then
 fi
 build/bin/tessel run 512 512 512 --threads 1
 echo
+echo "== the same shape in a new process: its decisions come back from the memo database"
+echo "   ($(build/bin/tessel db path)), so the search is a replay"
+build/bin/tessel run 512 512 512 --threads 1 | grep -E "^first call|^check|^speed"
+echo
 build/bin/tessel run 17 33 65 --trans-b --threads 1
