@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config.h"
+#include "cpu.h"
 #include "errors.h"
 #include "problem.h"
 #include "registry.h"
@@ -20,6 +21,10 @@ extern "C" tessel_status tessel_warm(const tessel_sgemm_shape *shapes, size_t co
   try {
     if (count == 0) return TESSEL_OK;
     if (!shapes) return fail(TESSEL_INVALID_ARGUMENT, "shapes is NULL");
+    if (!host_has_avx2_fma())
+      return fail(TESSEL_UNSUPPORTED_CPU,
+                  "tessel's kernels need AVX2 and FMA, which this CPU or "
+                  "OS does not provide");
     const int threads = current_threads();
     std::vector<KernelKey> keys;
     for (size_t i = 0; i < count; ++i) {
