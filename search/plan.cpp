@@ -110,7 +110,7 @@ void format_node(const Plan &p, int id, int indent, std::string &out) {
       break;
     }
     case NodeKind::Stage:
-      line += std::string("stage ") + (n.operand == 0 ? "A" : "B") + " -> " +
+      line += std::string("stage ") + "ABC"[n.operand] + " -> " +
               level_name(p.nodes[n.children[0]].spec.operands[n.operand].level);
       break;
     case NodeKind::Kernel:

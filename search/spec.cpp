@@ -157,12 +157,16 @@ Spec matmul_spec(int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, bo
   Spec s;
   s.op = accumulate ? Op::MatmulAccum : Op::Matmul;
   s.dims = {int32_t(m), int32_t(n), int32_t(k)};
+  // Operands that fit the last-level cache together are taken to be there: a program that
+  // calls a shape repeatedly, or made its operands just before the call, finds them there.
+  const int64_t bytes = (m * k + k * n + m * n) * 4;
+  const Level home = bytes <= limits.bytes(Level::L3) ? Level::L3 : Level::GL;
   const int64_t tight_a = (trans_a ? m : k) * 4, tight_b = (trans_b ? k : n) * 4;
-  s.operands[0] = {Level::GL, trans_a ? col_major() : row_major(),
+  s.operands[0] = {home, trans_a ? col_major() : row_major(),
                    std::max(lda_bytes, tight_a) >= kWideStrideBytes};
-  s.operands[1] = {Level::GL, trans_b ? col_major() : row_major(),
+  s.operands[1] = {home, trans_b ? col_major() : row_major(),
                    std::max(ldb_bytes, tight_b) >= kWideStrideBytes};
-  s.operands[2] = {Level::GL, row_major()};
+  s.operands[2] = {home, row_major()};
   s.threads = uint8_t(threads < 1 ? 1 : threads > 255 ? 255 : threads);
   s.limits = limits;
   return canonical(s);

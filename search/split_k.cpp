@@ -17,8 +17,11 @@ void enumerate_k_splits(const Spec &s, const Target &t, std::vector<Action> &out
   // With A and B both in L1 a split only stores C more often for the same kernels: it is
   // dominated, so it is not offered.
   if (s.a().level == Level::L1 && s.b().level == Level::L1) return;
+  // B streamed from main memory is best read a few rows at a time (see the stream factor in
+  // target.h): there, shallow splits are worth trying too.
+  const int32_t min_split = s.b().level == Level::GL ? t.lanes / 2 : t.min_blocking_tile;
   for (int32_t size : t.tile_sizes(s.dims[2], /*output_dim=*/false))
-    if (size >= t.min_blocking_tile && step_keeps_panels(s, 2, size))
+    if (size >= min_split && step_keeps_panels(s, 2, size))
       out.push_back({ActionKind::SplitK, 0, 0, size});
 }
 

@@ -1,6 +1,10 @@
-// Staging: accessing a tile of A or B from a closer cache level. Nothing is copied; the
-// node pays for bringing the tile's lines in once from where it lives, and the body's
-// accesses are then charged at the closer level. The staged tiles must fit the level.
+// Staging: accessing a tile from a closer cache level. Nothing is copied; the node pays for
+// bringing the tile's lines in once from where it lives, and the body's accesses are then
+// charged at the closer level. The staged tiles must fit the level.
+//
+// A and B may be staged into L2 or L1. C may be staged into L2 from main memory: a C tile that
+// reduction splits revisit then stays there, and it is read for ownership and written back
+// once. (From L3 it would save little, and double the specs to search.)
 #include "action.h"
 
 namespace tessel {
@@ -9,10 +13,11 @@ void enumerate_stages(const Spec &s, const Target &t, std::vector<Action> &out) 
   // Staging inside a register tile costs the same as staging just before it, so only specs
   // with C in memory stage: that keeps register-level specs to one level class.
   if (!s.is_matmul() || s.c().layout.is_register()) return;
-  for (int operand = 0; operand < 2; ++operand) {
+  for (int operand = 0; operand < 3; ++operand) {
     const TensorSpec &ts = s.operands[operand];
     for (Level level : {Level::L2, Level::L1}) {
       if (level >= ts.level || s.limits.bytes(level) == 0) continue;
+      if (operand == 2 && (level != Level::L2 || ts.level != Level::GL)) continue;
       Spec staged = s;
       staged.operands[operand].level = level;
       if (fits_caches(staged, t))
@@ -27,10 +32,13 @@ Expansion expand_stage(const Spec &s, const Action &a, const Target &t) {
   e.node = NodeKind::Stage;
   e.operand = a.a;
   const TensorSpec &from = s.operands[a.a];
-  e.local_cycles =
-      t.lines(from, s.rows(a.a), s.cols(a.a)) * t.coef.line_cycles[static_cast<int>(from.level)];
-  if (Level(a.b) == Level::L1)
-    e.local_cycles += t.strided_rows_cost(from, s.rows(a.a), s.cols(a.a));
+  const int64_t rows = s.rows(a.a), cols = s.cols(a.a);
+  // The body's register tiles read the rows of A and B side by side; C is read and written
+  // back row by row.
+  e.local_cycles = t.read_cost(from, rows, cols, /*side_by_side=*/a.a != 2);
+  if (a.a == 2)
+    e.local_cycles += t.lines(from, rows, cols) * t.coef.line_cycles[static_cast<int>(from.level)];
+  if (Level(a.b) == Level::L1) e.local_cycles += t.strided_rows_cost(from, rows, cols);
   e.children[0].spec = s;
   e.children[0].spec.operands[a.a].level = Level(a.b);
   e.children[0].present = true;

@@ -130,6 +130,32 @@ double Target::strided_rows_cost(const TensorSpec &t, int64_t rows, int64_t cols
   return stored_rows > 1 ? coef.strided_row_cycles * static_cast<double>(stored_rows) : 0;
 }
 
+// Rows (or columns, column-major) stored one after another: each is a run of its own.
+static int64_t stored_rows(const TensorSpec &t, int64_t rows, int64_t cols) {
+  switch (t.layout.kind) {
+    case LayoutKind::RowMajor:
+      return rows;
+    case LayoutKind::ColMajor:
+      return cols;
+    default:
+      return 1;  // packed buffers are contiguous
+  }
+}
+
+double Target::read_cost(const TensorSpec &t, int64_t rows, int64_t cols, bool side_by_side) const {
+  const int level = static_cast<int>(t.level);
+  const int64_t runs = stored_rows(t, rows, cols);
+  double factor = 1;
+  if (side_by_side && t.level >= Level::L3) {
+    int i = 0;
+    while (i < 5 && (int64_t{1} << (i + 1)) <= runs) ++i;
+    factor = coef.stream_factor[i];
+    for (int64_t r = int64_t{64}; r <= runs && factor < 4; r *= 2) factor *= 1.5;
+  }
+  return lines(t, rows, cols) * coef.line_cycles[level] * factor +
+         static_cast<double>(runs) * coef.run_start_cycles[level];
+}
+
 int64_t Target::footprint(const TensorSpec &t, int64_t rows, int64_t cols) const {
   if (t.layout.is_register()) return 0;
   return static_cast<int64_t>(std::ceil(lines(t, rows, cols))) * 64;
@@ -342,8 +368,9 @@ double Target::kernel_cost(KernelId k, const Spec &s) const {
               ? elements / lanes *
                     (1 / c.stores_per_cycle + c.masked_extra * (dst.layout.strip % lanes != 0))
               : elements * c.scalar_copy;
+      // The copy reads the source one stored row after another.
       return copy + strided_rows_cost(src, s.dims[0], s.dims[1]) +
-             lines(src, s.dims[0], s.dims[1]) * c.line_cycles[static_cast<int>(src.level)] +
+             read_cost(src, s.dims[0], s.dims[1], /*side_by_side=*/false) +
              lines(dst, s.dims[0], s.dims[1]) * c.line_cycles[static_cast<int>(dst.level)];
     }
   }

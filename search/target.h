@@ -32,10 +32,21 @@ struct CostCoefficients {
   double stores_per_cycle = 1;  // vector stores per cycle (Zen 3: 1 x 256-bit)
   double masked_extra = 1;      // extra cycles of a vmaskmov* over a plain move (Agner Fog)
   double scalar_copy = 0.5;     // cycles per element of a transposing (gathering) copy
-  // Cycles to bring one 64-byte line to the core from each level: the inverse of the
-  // sustained per-core bandwidth (Zen 3/5: L2 ~32 B/cycle, L3 ~16-20, DRAM ~35 GB/s at
-  // ~4.5 GHz = ~8 B/cycle). Index by Level; VRF and L1 accesses are paid by the kernels.
-  double line_cycles[5] = {0, 0, 2, 4, 8};
+  // Cycles to bring one 64-byte line to the core from each level, at the best number of rows
+  // read side by side (index by Level; VRF and L1 accesses are paid by the kernels). Measured
+  // on a 3.2 GHz Zen 3 with perf/memory_costs: L2 2.0, L3 2.9-3.3, DRAM (GL) 7.3-7.6 with 4-16
+  // rows at once.
+  double line_cycles[5] = {0, 0, 2, 3, 7.5};
+  // Extra cycles each run of consecutive lines costs when it starts (a tile row that does not
+  // continue the previous one): the prefetchers must see a few misses before they run ahead.
+  // perf/memory_costs, runs of 1 KiB: ~250 cycles in a random order, ~150 when rows follow a
+  // stride (tessel's tiles), DRAM; 45 and ~30 for L3.
+  double run_start_cycles[5] = {0, 0, 0, 30, 150};
+  // Line cost factor when 2^i rows are read side by side (i = 0..5), from L3 or DRAM: one or
+  // two streams cannot keep enough misses in flight, more than 16 overflow the prefetchers'
+  // stream tables (perf/memory_costs: DRAM 1.39 1.10 1.03 1.00 1.16 1.81, L3 1.60 1.22 1.08
+  // 1.12 1.00 1.28). Beyond 32 rows each doubling costs another half.
+  double stream_factor[6] = {1.4, 1.15, 1.05, 1.0, 1.1, 1.5};
   double loop_iteration = 0.5;  // counter update, compare, branch, pointer bumps
   // Extra cycles per row when a tile of a wide-strided user matrix is read into L1 (set
   // aliasing, a page per row). Measured: with it the search packs A at 512^3 and 1024^3 and
@@ -103,6 +114,10 @@ struct Target {
   double lines(const TensorSpec &t, int64_t rows, int64_t cols) const;
   // The per-row cost of reading a tile of a wide-strided user matrix into L1 (0 otherwise).
   double strided_rows_cost(const TensorSpec &t, int64_t rows, int64_t cols) const;
+  // Cycles to bring a rows x cols tile of `t` in from where it lives: its lines, a start per
+  // stored row, and, when the body reads its rows `side_by_side` (a staged tile under a
+  // register tile), the stream factor of that many rows at once.
+  double read_cost(const TensorSpec &t, int64_t rows, int64_t cols, bool side_by_side) const;
   // Bytes of cache a tile occupies (whole lines).
   int64_t footprint(const TensorSpec &t, int64_t rows, int64_t cols) const;
 
