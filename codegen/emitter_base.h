@@ -79,6 +79,10 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
   Xbyak::Address begin_slot() { return qword[rsp + kBeginSlot]; }
   Xbyak::Address end_slot() { return qword[rsp + kEndSlot]; }
   Xbyak::Address index_slot() { return qword[rsp + kIndexSlot]; }
+  // A parallel grid's current row and column, and the call's A, B, C pointers.
+  Xbyak::Address row_slot() { return qword[rsp + kRowSlot]; }
+  Xbyak::Address column_slot() { return qword[rsp + kColumnSlot]; }
+  Xbyak::Address base_slot(int tensor) { return qword[rsp + kBaseSlots + 8 * tensor]; }
   Xbyak::Address spill_slot(int i) { return qword[rsp + kSpillSlots + 8 * i]; }
 
  protected:
@@ -90,7 +94,8 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
 
  private:
   static constexpr int kAlphaSlot = 0, kWorkspaceSlot = 8, kBeginSlot = 16, kEndSlot = 24,
-                       kIndexSlot = 32, kSpillSlots = 40;
+                       kIndexSlot = 32, kRowSlot = 40, kColumnSlot = 48, kBaseSlots = 56,
+                       kSpillSlots = 80;
   int frame_bytes_ = 0;
   std::string failure_;
 };

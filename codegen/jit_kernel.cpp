@@ -37,11 +37,7 @@ bool emit_kernel(const EmitRequest &req, std::unique_ptr<JitKernel> *out, std::s
     kernel->mapped_size_ = code.mapped;
     kernel->fn_ = reinterpret_cast<KernelFn>(code.code);
     kernel->workspace_bytes_ = req.plan->workspace_bytes;
-    const Plan &plan = *req.plan;
-    if (plan.parallel_root()) {
-      const PlanNode &root = plan.nodes[static_cast<size_t>(plan.root)];
-      kernel->parallel_iterations_ = root.trips + (root.children[1] >= 0 ? 1 : 0);
-    }
+    kernel->parallel_iterations_ = req.plan->grid_iterations();
     kernel->name_ = req.name;
     *out = std::move(kernel);
     return true;

@@ -136,12 +136,15 @@ void PlanEmitter::emit_node(int id) {
   const PlanNode &n = plan_.nodes[static_cast<size_t>(id)];
   switch (n.kind) {
     case NodeKind::Loop:
-      if (n.parallel && id == plan_.root) {
-        emit_parallel_root(id);
-      } else {
-        // A parallel loop below the root cannot be handed to the runtime: run it serially.
-        emit_loop(id);
+      emit_loop(id);
+      return;
+    case NodeKind::Grid:
+      // The runtime hands out a grid's iterations; only the root's iterations are visible.
+      if (id != plan_.root) {
+        fail("codegen: a parallel grid below the root");
+        return;
       }
+      emit_parallel_grid(id);
       return;
     case NodeKind::Block:
       for (int c : n.children)
@@ -161,16 +164,16 @@ void PlanEmitter::emit_node(int id) {
   fail("codegen: unknown plan node kind");
 }
 
-bool PlanEmitter::loop_shifts(const PlanNode &n, std::vector<Shift> *out) {
+bool PlanEmitter::loop_shifts(const PlanNode &n, int dim, int64_t step, std::vector<Shift> *out) {
   out->clear();
-  if (n.dim < 0 || n.dim > 2 || n.step <= 0 || n.trips < 0) {
+  if (dim < 0 || dim > 2 || step <= 0 || n.trips < 0 || n.trips2 < 0) {
     fail("codegen: malformed loop node");
     return false;
   }
   for (int o = 0; o < n.spec.operand_count(); ++o) {
     const auto axes = n.spec.operand_dims(o);
     for (int axis = 0; axis < 2; ++axis) {
-      if (axes[static_cast<size_t>(axis)] != n.dim) continue;
+      if (axes[static_cast<size_t>(axis)] != dim) continue;
       const int tid = n.tensors[static_cast<size_t>(o)];
       if (tid < 0 || !tensors_[static_cast<size_t>(tid)].live) {
         fail("codegen: loop over a tensor that is not live");
@@ -181,12 +184,12 @@ bool PlanEmitter::loop_shifts(const PlanNode &n, std::vector<Shift> *out) {
         fail("codegen: a loop moves a register tile (registers are named, not addressed)");
         return false;
       }
-      if (!panel_step_ok(t.spec.layout, axis, n.spec.dims[static_cast<size_t>(n.dim)], n.step)) {
+      if (!panel_step_ok(t.spec.layout, axis, n.spec.dims[static_cast<size_t>(dim)], step)) {
         fail("codegen: loop step breaks panel alignment: increments would not be constant");
         return false;
       }
       const int64_t inc = 4 * element_offset(t.spec.layout, tensors_[static_cast<size_t>(tid)].ld,
-                                             axis == 0 ? n.step : 0, axis == 1 ? n.step : 0);
+                                             axis == 0 ? step : 0, axis == 1 ? step : 0);
       out->emplace_back(tid, inc);
     }
   }
@@ -222,7 +225,7 @@ void PlanEmitter::counter_dec(int height) {
 void PlanEmitter::emit_loop(int id) {
   const PlanNode &n = plan_.nodes[static_cast<size_t>(id)];
   std::vector<Shift> shifts;
-  if (!loop_shifts(n, &shifts)) return;
+  if (!loop_shifts(n, n.dim, n.step, &shifts)) return;
   const int body = n.children[0], rest = n.children[1], first = n.children[2];
   const int height = height_[static_cast<size_t>(id)];
   int64_t iterations = n.trips;
@@ -294,13 +297,30 @@ void PlanEmitter::emit_unrolled_kernel_loop(int id, int64_t iterations,
   }
 }
 
-void PlanEmitter::emit_parallel_root(int id) {
+void PlanEmitter::emit_parallel_grid(int id) {
   const PlanNode &n = plan_.nodes[static_cast<size_t>(id)];
-  std::vector<Shift> shifts;
-  if (!loop_shifts(n, &shifts)) return;
-  const int body = n.children[0], rest = n.children[1], first = n.children[2];
-  const int64_t total = n.trips + (rest >= 0 ? 1 : 0);
-  Xbyak::Label top, next, done, remainder;
+  std::vector<Shift> by_row, by_column;
+  if (!loop_shifts(n, 0, n.step, &by_row) || !loop_shifts(n, 1, n.step2, &by_column)) return;
+  const bool last_rows = n.children[1] >= 0, last_columns = n.children[2] >= 0;
+  const int64_t columns = n.trips2 + (last_columns ? 1 : 0);
+  const int64_t total = (n.trips + (last_rows ? 1 : 0)) * columns;
+  if (n.children[0] < 0 || (last_rows && last_columns && n.children[3] < 0) ||
+      total != plan_.grid_iterations() || n.trips >= INT32_MAX || n.trips2 >= INT32_MAX) {
+    fail("codegen: malformed parallel grid");
+    return;
+  }
+  // Every tile's origins are the call's pointers plus its row and column times a constant:
+  // computed afresh per tile, any range of iterations runs on its own.
+  std::vector<int> moved;
+  for (const auto *shifts : {&by_row, &by_column})
+    for (const Shift &s : *shifts)
+      if (std::find(moved.begin(), moved.end(), s.first) == moved.end()) moved.push_back(s.first);
+  for (int t : moved)
+    if (t > 2) {
+      fail("codegen: a parallel grid moves a tensor other than A, B, C");
+      return;
+    }
+  Xbyak::Label top, next, done;
   // index = clamp(begin, 0, ...), end = min(end, total): a caller's sloppy range never runs
   // tiles that do not exist.
   mov(reg_count, begin_slot());
@@ -315,40 +335,76 @@ void PlanEmitter::emit_parallel_root(int id) {
   mov(index_slot(), reg_count);
   cmp(reg_count, reg_count_outer);
   jge(done);
-  // Origins of tile `begin`.
-  for (const Shift &s : shifts) {
-    mov(reg_scratch, s.second);
-    imul(reg_scratch, reg_count);
-    add(tensors_[static_cast<size_t>(s.first)].reg, reg_scratch);
-  }
+  for (int t : moved) mov(base_slot(t), tensors_[static_cast<size_t>(t)].reg);
+  // The first tile's row and column; div takes rdx (reg_c), whose value is saved above.
+  mov(reg_scratch, reg_count);
+  xor_(reg_c.cvt32(), reg_c.cvt32());
+  mov(reg_count_outer, columns);
+  div(reg_count_outer);
+  mov(row_slot(), reg_scratch);
+  mov(column_slot(), reg_c);
+
   L(top);
-  if (rest >= 0) {
-    mov(reg_count, index_slot());
-    cmp(reg_count, static_cast<uint32_t>(n.trips));
-    jge(remainder);
+  for (int t : moved) {
+    const Xbyak::Reg64 &reg = tensors_[static_cast<size_t>(t)].reg;
+    mov(reg, base_slot(t));
+    auto add_multiple = [&](const std::vector<Shift> &shifts, const Xbyak::Address &slot) {
+      for (const Shift &s : shifts)
+        if (s.first == t && s.second != 0) {
+          mov(reg_scratch, s.second);
+          imul(reg_scratch, slot);
+          add(reg, reg_scratch);
+        }
+    };
+    add_multiple(by_row, row_slot());
+    add_multiple(by_column, column_slot());
   }
-  if (first >= 0) {
-    Xbyak::Label not_first;
-    mov(reg_count, index_slot());
-    test(reg_count, reg_count);
-    jnz(not_first);
-    emit_node(first);
+  // Which of the four tile shapes: full, last rows, last columns, corner.
+  Xbyak::Label in_last_rows, in_last_columns, corner;
+  if (last_rows) {
+    cmp(row_slot(), static_cast<int32_t>(n.trips));
+    jge(in_last_rows);
+  }
+  if (last_columns) {
+    cmp(column_slot(), static_cast<int32_t>(n.trips2));
+    jge(in_last_columns);
+  }
+  emit_node(n.children[0]);
+  jmp(next);
+  if (last_columns) {
+    L(in_last_columns);
+    emit_node(n.children[2]);
     jmp(next);
-    L(not_first);
   }
-  if (body >= 0) emit_node(body);
+  if (last_rows) {
+    L(in_last_rows);
+    if (last_columns) {
+      cmp(column_slot(), static_cast<int32_t>(n.trips2));
+      jge(corner);
+    }
+    emit_node(n.children[1]);
+    if (last_columns) {
+      jmp(next);
+      L(corner);
+      emit_node(n.children[3]);
+    }
+  }
   L(next);
-  advance(shifts, 1);
+  // The next tile: along the row, then to the next row.
+  Xbyak::Label same_row;
+  mov(reg_count, column_slot());
+  inc(reg_count);
+  cmp(reg_count, static_cast<int32_t>(columns));
+  jl(same_row);
+  xor_(reg_count.cvt32(), reg_count.cvt32());
+  inc(row_slot());
+  L(same_row);
+  mov(column_slot(), reg_count);
   mov(reg_count, index_slot());
   inc(reg_count);
   mov(index_slot(), reg_count);
   cmp(reg_count, end_slot());
   jl(top);
-  if (rest >= 0) {
-    jmp(done);
-    L(remainder);
-    emit_node(rest);
-  }
   L(done);
 }
 

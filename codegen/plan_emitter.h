@@ -65,12 +65,13 @@ class PlanEmitter : public EmitterBase {
   void compute_heights();
   void emit_node(int id);
   void emit_loop(int id);
-  void emit_parallel_root(int id);
+  void emit_parallel_grid(int id);
   void emit_unrolled_kernel_loop(int id, int64_t iterations, const std::vector<Shift> &shifts);
   void emit_alloc(int id);
   void emit_kernel_call(int id);
   void prefetch_store_target(const PlanNode &alloc);
-  bool loop_shifts(const PlanNode &n, std::vector<Shift> *out);
+  // The origins a loop over `dim` in steps of `step` moves (n's own for a Loop).
+  bool loop_shifts(const PlanNode &n, int dim, int64_t step, std::vector<Shift> *out);
   // Moves every shifted origin by `times` iterations at run time, or statically.
   void advance(const std::vector<Shift> &shifts, int64_t times);
   void displace(const std::vector<Shift> &shifts, int64_t times);

@@ -23,7 +23,7 @@ constexpr int kActionOrderVersion = 2;
 
 enum class ActionKind : uint8_t {
   Serial,        // run a threads > 1 spec on one thread
-  ParallelTile,  // a = dim, size: parallel loop over tiles, serial bodies
+  ParallelTile,  // size x size2: parallel loop over a grid of m x n tiles, serial bodies
   Tile,          // a = dim (m or n), size: serial loop over output tiles
   SplitK,        // size: loop over the reduction
   Stage,         // a = operand, b = level: bring a tile into a cache level (no copy)
@@ -38,6 +38,7 @@ struct Action {
   uint8_t a = 0;
   uint8_t b = 0;
   int32_t size = 0;
+  int32_t size2 = 0;  // ParallelTile: the tile's columns (size: its rows)
   friend bool operator==(const Action &, const Action &) = default;
 };
 
@@ -47,11 +48,15 @@ std::string to_string(const Action &a);
 // lower each of them.
 enum class NodeKind : uint8_t {
   Loop,    // children: body, remainder body, first-iteration body
+  Grid,    // parallel, over m and n; children: tile, last rows, last columns, corner
   Block,   // children: run in order
   Alloc,   // children: prologue, body, epilogue; `operand` gets a new buffer or registers
   Stage,   // children: body; `operand` is accessed from a closer cache level
   Kernel,  // no children
 };
+
+// The most children a node has (a grid's four tile shapes).
+constexpr int kMaxChildren = 4;
 
 // One child of an expansion: its spec, how many times it runs as far as cost is concerned,
 // and (for Alloc) which tensors it binds.
@@ -65,15 +70,17 @@ struct Expansion {
   NodeKind node = NodeKind::Kernel;
   double local_cycles = 0;  // cost of the node itself (loop overhead, staging traffic, kernel)
   int64_t alloc_bytes = 0;  // workspace this node allocates
-  // Loop: step, dim, trips (full tiles), parallel. Alloc/Stage: operand.
+  // Loop: dim, step, trips (full tiles). Grid: m by step (trips), n by step2 (trips2).
+  // Alloc/Stage: operand.
   int dim = -1;
   int32_t step = 0;
   int64_t trips = 0;
-  bool parallel = false;
+  int32_t step2 = 0;
+  int64_t trips2 = 0;
   int operand = -1;
   TensorSpec new_tensor;  // Alloc: the buffer or register tile
   // Fixed child slots (see NodeKind); absent slots have present == false.
-  std::array<Child, 3> children;
+  std::array<Child, kMaxChildren> children;
 };
 
 // Appends every action that applies to `s` (in the fixed order) to `out`.

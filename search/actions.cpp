@@ -10,7 +10,7 @@ std::string to_string(const Action &a) {
     case ActionKind::Serial:
       return "serial";
     case ActionKind::ParallelTile:
-      return std::string("parallel_tile ") + kDims[a.a] + " " + std::to_string(a.size);
+      return "parallel_tile " + std::to_string(a.size) + "x" + std::to_string(a.size2);
     case ActionKind::Tile:
       return std::string("tile ") + kDims[a.a] + " " + std::to_string(a.size);
     case ActionKind::SplitK:

@@ -28,15 +28,29 @@ class Interpreter {
       case NodeKind::Loop: {
         const std::vector<Origin> saved = origins_;
         for (int64_t i = 0; i < n.trips; ++i) {
-          shift(n, i * n.step);
+          shift(n, n.dim, i * n.step);
           run(i == 0 && n.children[2] >= 0 ? n.children[2] : n.children[0]);
           origins_ = saved;
         }
         if (n.children[1] >= 0) {
-          shift(n, n.trips * n.step);
+          shift(n, n.dim, n.trips * n.step);
           run(n.children[1]);
           origins_ = saved;
         }
+        break;
+      }
+      case NodeKind::Grid: {
+        // Tiles in any order: the threads may run them so.
+        const std::vector<Origin> saved = origins_;
+        const int64_t rows = n.trips + (n.spec.dims[0] % n.step != 0);
+        const int64_t cols = n.trips2 + (n.spec.dims[1] % n.step2 != 0);
+        for (int64_t i = rows - 1; i >= 0; --i)
+          for (int64_t j = 0; j < cols; ++j) {
+            shift(n, 0, i * n.step);
+            shift(n, 1, j * n.step2);
+            run(n.children[(i < n.trips ? 0 : 1) + (j < n.trips2 ? 0 : 2)]);
+            origins_ = saved;
+          }
         break;
       }
       case NodeKind::Block:
@@ -58,12 +72,13 @@ class Interpreter {
   }
 
  private:
-  void shift(const PlanNode &n, int64_t by) {
+  // Moves every operand spanning `dim` by `by` along it.
+  void shift(const PlanNode &n, int dim, int64_t by) {
     for (int o = 0; o < n.spec.operand_count(); ++o) {
       const auto axes = n.spec.operand_dims(o);
       Origin &org = origins_[n.tensors[o]];
-      if (axes[0] == n.dim) org.row += by;
-      if (axes[1] == n.dim) org.col += by;
+      if (axes[0] == dim) org.row += by;
+      if (axes[1] == dim) org.col += by;
     }
   }
 

@@ -77,6 +77,7 @@ void put_decision(std::string &out, const Decision &d) {
   out.push_back(static_cast<char>(d.action.a));
   out.push_back(static_cast<char>(d.action.b));
   put_varint(out, zigzag(d.action.size));
+  put_varint(out, zigzag(d.action.size2));
 }
 
 class Reader {
@@ -100,14 +101,14 @@ class Reader {
   bool done() const { return pos_ == bytes_.size(); }
   bool decision(Decision *d) {
     uint8_t solvable, kind, a, b;
-    uint64_t size;
+    uint64_t size, size2;
     if (!byte(&solvable) || !byte(&kind) || !byte(&a) || !byte(&b) || !varint(&size) ||
-        solvable > 1 || kind > uint8_t(ActionKind::Kernel))
+        !varint(&size2) || solvable > 1 || kind > uint8_t(ActionKind::Kernel))
       return false;
-    const int64_t s = unzigzag(size);
-    if (s < INT32_MIN || s > INT32_MAX) return false;
+    const int64_t s = unzigzag(size), s2 = unzigzag(size2);
+    if (s < INT32_MIN || s > INT32_MAX || s2 < INT32_MIN || s2 > INT32_MAX) return false;
     d->solvable = solvable;
-    d->action = Action{ActionKind(kind), a, b, static_cast<int32_t>(s)};
+    d->action = Action{ActionKind(kind), a, b, static_cast<int32_t>(s), static_cast<int32_t>(s2)};
     return true;
   }
 

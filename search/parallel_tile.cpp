@@ -1,8 +1,8 @@
-// Parallel loops. A spec that may use T threads either tiles m or n into a parallel loop of
-// serial bodies, or gives up parallelism (Serial). A parallel loop costs the fork/join, plus
-// one body per round of T iterations (the last, partial round counted whole: that is the load
-// imbalance). Only a root spec has threads > 1, so the parallel loop is always outermost and
-// the emitted kernel is a function of its iteration range.
+// Parallel loops. A spec that may use T threads either splits its output into a grid of
+// tiles (m, n or both) run by a parallel loop of serial bodies, or gives up parallelism
+// (Serial). A grid costs the fork/join, plus one tile per round of T tiles (the last, partial
+// round counted whole: that is the load imbalance). Only a root spec has threads > 1, so the
+// grid is always outermost and the emitted kernel is a function of its iteration range.
 #include "action.h"
 
 namespace tessel {
@@ -22,22 +22,49 @@ Expansion expand_serial(const Spec &s, const Action &, const Target &) {
 
 void enumerate_parallel_tiles(const Spec &s, const Target &t, std::vector<Action> &out) {
   if (!s.is_matmul() || s.threads <= 1 || s.c().layout.is_register()) return;
-  for (int dim = 0; dim < 2; ++dim)
-    for (int32_t size : t.tile_sizes(s.dims[dim]))
-      if (step_keeps_panels(s, dim, size))
-        out.push_back({ActionKind::ParallelTile, static_cast<uint8_t>(dim), 0, size});
+  // Tiles of m x n (the whole extent, or a tile size of each): at least one per thread, and
+  // at most four rounds of them, past which smaller tiles only lose reuse.
+  const int64_t m = s.dims[0], n = s.dims[1];
+  TileSizes rows = t.tile_sizes(m), cols = t.tile_sizes(n);
+  rows.insert(static_cast<int32_t>(m));
+  cols.insert(static_cast<int32_t>(n));
+  for (int32_t sm : rows) {
+    if (!step_keeps_panels(s, 0, sm)) continue;
+    for (int32_t sn : cols) {
+      const int64_t tiles = (m + sm - 1) / sm * ((n + sn - 1) / sn);
+      if (tiles < s.threads || tiles > 4 * int64_t{s.threads} || !step_keeps_panels(s, 1, sn))
+        continue;
+      out.push_back({ActionKind::ParallelTile, 0, 0, sm, sn});
+    }
+  }
 }
 
 Expansion expand_parallel_tile(const Spec &s, const Action &a, const Target &t) {
-  Expansion e = loop_expansion(s, a.a, a.size, t);
-  e.parallel = true;
-  const int64_t iterations = e.trips + (e.children[1].present ? 1 : 0);
+  Expansion e;
+  e.node = NodeKind::Grid;
+  e.dim = 0;
+  e.step = a.size;
+  e.step2 = a.size2;
+  const int32_t m = s.dims[0], n = s.dims[1];
+  e.trips = m / a.size;
+  e.trips2 = n / a.size2;
+  const int32_t last_rows = m % a.size, last_cols = n % a.size2;
+  const int32_t tile_rows[4] = {a.size, last_rows, a.size, last_rows};
+  const int32_t tile_cols[4] = {a.size2, a.size2, last_cols, last_cols};
+  for (int slot = 0; slot < 4; ++slot) {
+    Child &c = e.children[slot];
+    c.present = tile_rows[slot] > 0 && tile_cols[slot] > 0;
+    c.spec = s;
+    c.spec.threads = 1;
+    c.spec.dims[0] = tile_rows[slot];
+    c.spec.dims[1] = tile_cols[slot];
+    // Remainder tiles run beside full ones in some round, and are never longer.
+    c.multiplicity = 0;
+  }
+  const int64_t iterations = (e.trips + (last_rows > 0)) * (e.trips2 + (last_cols > 0));
   const int64_t rounds = (iterations + s.threads - 1) / s.threads;
   e.local_cycles = t.coef.fork_join + t.coef.loop_iteration * static_cast<double>(rounds);
-  for (Child &c : e.children) c.spec.threads = 1;
-  // The remainder runs in the last round beside full bodies, and is never longer.
   e.children[0].multiplicity = static_cast<double>(rounds);
-  e.children[1].multiplicity = 0;
   return e;
 }
 

@@ -29,11 +29,13 @@ class PlanBuilder {
       n.dim = x.dim;
       n.step = x.step;
       n.trips = x.trips;
-      n.parallel = x.parallel;
+      n.step2 = x.step2;
+      n.trips2 = x.trips2;
       n.operand = x.operand;
       if (x.node == NodeKind::Kernel) n.kernel = KernelId(e.action.a);
     }
-    std::array<std::array<int16_t, 3>, 3> child_tensors{tensors, tensors, tensors};
+    std::array<std::array<int16_t, 3>, kMaxChildren> child_tensors;
+    child_tensors.fill(tensors);
     int64_t child_top = workspace_top;
     if (x.node == NodeKind::Alloc) {
       PlanTensor t;
@@ -65,7 +67,7 @@ class PlanBuilder {
     }
     if (x.node == NodeKind::Block && s.op == Op::Matmul && e.action.kind == ActionKind::ZeroAccum)
       child_tensors[0] = {tensors[2], -1, -1};
-    for (int slot = 0; slot < 3; ++slot) {
+    for (int slot = 0; slot < kMaxChildren; ++slot) {
       if (!x.children[slot].present) continue;
       const int child = build(x.children[slot].spec, child_tensors[slot], child_top);
       plan_.nodes[id].children[slot] = child;
@@ -78,6 +80,11 @@ class PlanBuilder {
   Plan &plan_;
 };
 
+int64_t grid_iterations(const PlanNode &n) {
+  const bool last_rows = n.spec.dims[0] % n.step != 0, last_cols = n.spec.dims[1] % n.step2 != 0;
+  return (n.trips + last_rows) * (n.trips2 + last_cols);
+}
+
 void format_node(const Plan &p, int id, int indent, std::string &out) {
   const PlanNode &n = p.nodes[id];
   static const char *kDims = "mnk";
@@ -86,12 +93,17 @@ void format_node(const Plan &p, int id, int indent, std::string &out) {
   switch (n.kind) {
     case NodeKind::Loop: {
       const int64_t rest = n.spec.dims[n.dim] - n.trips * n.step;
-      std::snprintf(buf, sizeof buf, "%s %c in 0..%d step %d", n.parallel ? "parallel" : "for",
-                    kDims[n.dim], n.spec.dims[n.dim], n.step);
+      std::snprintf(buf, sizeof buf, "for %c in 0..%d step %d", kDims[n.dim], n.spec.dims[n.dim],
+                    n.step);
       line += buf;
       if (rest) line += " (+" + std::to_string(rest) + " remainder)";
       break;
     }
+    case NodeKind::Grid:
+      std::snprintf(buf, sizeof buf, "parallel grid of %dx%d tiles (%lld iterations)", n.step,
+                    n.step2, static_cast<long long>(grid_iterations(n)));
+      line += buf;
+      break;
     case NodeKind::Block:
       line += "block";
       break;
@@ -121,15 +133,19 @@ void format_node(const Plan &p, int id, int indent, std::string &out) {
   std::snprintf(buf, sizeof buf, "  [%.4g cycles]", n.cost.cycles);
   line += buf;
   out += line + "\n";
-  static const char *kLoopSlots[3] = {"body", "remainder", "first"};
-  static const char *kAllocSlots[3] = {"prologue", "body", "epilogue"};
-  for (int slot = 0; slot < 3; ++slot) {
+  static const char *kLoopSlots[] = {"body", "remainder", "first"};
+  static const char *kAllocSlots[] = {"prologue", "body", "epilogue"};
+  static const char *kGridSlots[] = {"tile", "last rows", "last columns", "corner"};
+  for (int slot = 0; slot < kMaxChildren; ++slot) {
     const int c = n.children[slot];
     if (c < 0) continue;
-    const bool label = (n.kind == NodeKind::Loop && slot > 0) || n.kind == NodeKind::Alloc;
+    const bool label = (n.kind == NodeKind::Loop && slot > 0) || n.kind == NodeKind::Alloc ||
+                       n.kind == NodeKind::Grid;
     if (label) {
-      out += std::string((indent + 1) * 2, ' ') +
-             (n.kind == NodeKind::Loop ? kLoopSlots[slot] : kAllocSlots[slot]) + ":\n";
+      const char *name = n.kind == NodeKind::Loop   ? kLoopSlots[slot]
+                         : n.kind == NodeKind::Grid ? kGridSlots[slot]
+                                                    : kAllocSlots[slot];
+      out += std::string((indent + 1) * 2, ' ') + name + ":\n";
       format_node(p, c, indent + 2, out);
     } else {
       format_node(p, c, indent + 1, out);
@@ -138,6 +154,10 @@ void format_node(const Plan &p, int id, int indent, std::string &out) {
 }
 
 }  // namespace
+
+int64_t Plan::grid_iterations() const {
+  return parallel_root() ? tessel::grid_iterations(nodes[static_cast<size_t>(root)]) : 0;
+}
 
 bool build_plan(Solver &solver, const Spec &s, Plan *out) {
   *out = Plan{};

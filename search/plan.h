@@ -40,16 +40,21 @@ struct PlanNode {
   std::array<int16_t, 3> tensors{-1, -1, -1};  // per operand of spec
   // Loop: iterations 0..trips-1 run `children[0]` (iteration 0 runs children[2] instead when
   // present), then children[1] covers the remainder extent % step, if any.
+  // Grid (parallel): tiles of step rows by step2 columns; the tile in grid row i, column j
+  // (trips, trips2 full ones, then a partial one where the extent leaves a remainder) runs
+  // children[0], or [1] in the last partial row, [2] in the last partial column, [3] in the
+  // corner. Iteration i * columns + j of the grid is that tile.
   int dim = -1;
   int32_t step = 0;
   int64_t trips = 0;
-  bool parallel = false;
+  int32_t step2 = 0;
+  int64_t trips2 = 0;
   // Alloc / Stage: the operand that moves; Alloc's new tensor.
   int operand = -1;
   int new_tensor = -1;
-  // Loop: body, remainder, first. Alloc: prologue, body, epilogue. Block: in order.
-  // Stage: body.
-  std::array<int, 3> children{-1, -1, -1};
+  // Loop: body, remainder, first. Grid: see above. Alloc: prologue, body, epilogue. Block: in
+  // order. Stage: body.
+  std::array<int, kMaxChildren> children{-1, -1, -1, -1};
   KernelId kernel = KernelId::FmaBroadcast;
 };
 
@@ -59,7 +64,9 @@ struct Plan {
   int root = -1;
   int64_t workspace_bytes = 0;
   Cost cost;
-  bool parallel_root() const { return nodes[root].kind == NodeKind::Loop && nodes[root].parallel; }
+  bool parallel_root() const { return nodes[root].kind == NodeKind::Grid; }
+  // A parallel root's iterations: its grid's rows times columns.
+  int64_t grid_iterations() const;
 };
 
 class Solver;

@@ -63,8 +63,8 @@ struct Candidate {
   int index = 0;  // position in the enumeration order (the final tie-break)
   double bound = 0;
   Expansion expansion;
-  std::array<Spec, 3> children;
-  std::array<double, 3> child_bounds{};
+  std::array<Spec, kMaxChildren> children;
+  std::array<double, kMaxChildren> child_bounds{};
 };
 
 struct Scratch {
@@ -114,7 +114,7 @@ MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
     c.index = static_cast<int>(i);
     c.expansion = expand(s, actions[i], target_);
     c.bound = c.expansion.local_cycles;
-    for (int slot = 0; slot < 3; ++slot) {
+    for (int slot = 0; slot < kMaxChildren; ++slot) {
       const Child &child = c.expansion.children[slot];
       if (!child.present) continue;
       c.children[slot] = canonical(child.spec);
@@ -154,7 +154,7 @@ MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
     Cost total = local_cost(e);
     double rest = c.bound - e.local_cycles;
     bool complete = true;
-    for (int slot = 0; slot < 3 && complete; ++slot) {
+    for (int slot = 0; slot < kMaxChildren && complete; ++slot) {
       const Child &child = e.children[slot];
       if (!child.present) continue;
       const double mult = child.multiplicity;

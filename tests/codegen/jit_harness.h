@@ -40,6 +40,40 @@ inline Solver &shared_solver() {
   return solver;
 }
 
+// A memo that answers one spec with a chosen action (its cost solved exactly below it) and
+// everything else from `base`: a solver over it builds the plan that takes that action first.
+class ForcedMemo final : public MemoDb {
+ public:
+  ForcedMemo(Solver &base, const Spec &spec, const Action &action) : base_(base.memo()) {
+    key_ = spec_key(canonical(spec));
+    const Expansion x = expand(canonical(spec), action, base.target());
+    forced_.exact = forced_.solvable = true;
+    forced_.action = action;
+    forced_.cost = local_cost(x);
+    for (const Child &c : x.children)
+      if (c.present) {
+        const MemoEntry e = base.solve(c.spec);
+        forced_.solvable = forced_.solvable && e.solvable;
+        add_child_cost(forced_.cost, e.cost, c.multiplicity, x);
+      }
+  }
+  bool solvable() const { return forced_.solvable; }
+  bool get(const Spec &s, MemoEntry *out) override {
+    if (spec_key(s) != key_) return base_.get(s, out);
+    *out = forced_;
+    return true;
+  }
+  void put(const Spec &s, const MemoEntry &e) override {
+    if (spec_key(s) != key_) base_.put(s, e);
+  }
+  size_t size() const override { return base_.size(); }
+
+ private:
+  MemoDb &base_;
+  SpecKey key_;
+  MemoEntry forced_;
+};
+
 struct JitCase {
   int64_t m = 1, n = 1, k = 1;
   bool trans_a = false, trans_b = false, accumulate = false;

@@ -19,8 +19,7 @@ TEST_CASE("codegen: parallel roots run any split of their iteration range") {
       REQUIRE(build_plan(solver, spec, &plan));
       if (!plan.parallel_root()) continue;
       ++parallel_plans;
-      const PlanNode &root = plan.nodes[size_t(plan.root)];
-      const int64_t iterations = root.trips + (root.children[1] >= 0 ? 1 : 0);
+      const int64_t iterations = plan.grid_iterations();
       // Against the references, split at every point (a few in slow builds).
       for (int64_t x = 0; x <= iterations; x += test::kFullSweeps ? 1 : 1 + iterations / 3) {
         const std::string r = test::run_jit_case(solver, c, rng, nullptr, {x});
@@ -60,6 +59,35 @@ TEST_CASE("codegen: parallel roots run any split of their iteration range") {
       CHECK(std::memcmp(whole.data(), pieces.data(), whole.size() * 4) == 0);
     }
   CHECK(parallel_plans > 0);
+}
+
+TEST_CASE("codegen: every parallel grid the search offers runs any split of its range") {
+  // Grids over m, n and both, with last rows, last columns and a corner: each forced as the
+  // root, emitted, and run in ranges of every length against the interpreter and reference.
+  Solver &solver = test::shared_solver();
+  std::mt19937_64 rng(12);
+  int grids = 0, corners = 0;
+  for (int threads : {2, 3})
+    for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{37, 29, 9}, {8, 70, 5}}) {
+      const test::JitCase c{m, n, k, true, false, false, threads, -1.5f};
+      const Spec spec = matmul_spec(m, n, k, true, false, false, threads, solver.target().limits());
+      std::vector<Action> actions;
+      enumerate_parallel_tiles(spec, solver.target(), actions);
+      for (const Action &grid : actions) {
+        test::ForcedMemo memo(solver, spec, grid);
+        REQUIRE(memo.solvable());
+        Solver forced(solver.target(), memo);
+        Plan plan;
+        const std::string r = test::run_jit_case(forced, c, rng, &plan, {1, 2, 4});
+        CHECK_MESSAGE(r.empty(), to_string(grid) << ": " << r);
+        REQUIRE(plan.parallel_root());
+        CHECK(plan.nodes[size_t(plan.root)].action == grid);
+        ++grids;
+        corners += plan.nodes[size_t(plan.root)].children[3] >= 0;
+      }
+    }
+  CHECK(grids > 20);
+  CHECK(corners > 0);
 }
 
 }  // namespace tessel
