@@ -1,0 +1,58 @@
+#include "thread_state.h"
+
+#include <algorithm>
+#include <new>
+#include <utility>
+
+namespace tessel::runtime {
+
+// The TLS model stays the default, general-dynamic one: each access to a thread_local of a
+// shared library calls __tls_get_addr (about 11 instructions), which is why a call reaches
+// everything through this one pointer (a repeated 4x4x4 call used to make four such calls).
+// initial-exec would make the access one %fs-relative load, but it marks the whole library
+// STATIC_TLS: its entire TLS block (18.6 KB, most of it the solver's per-thread scratch) must
+// then fit in the static TLS surplus glibc keeps for libraries loaded later (about 1.1 KB by
+// default), so dlopen of libtessel or libtessel_blas (Python ctypes, FlexiBLAS) fails with
+// "cannot allocate memory in static TLS block"; tests/dlopen_test.c checks it does not. TLS
+// descriptors (-mtls-dialect=gnu2) would be as fast for a library linked at startup, but a
+// glibc without the fix for bug 31372 (2.40; Debian 12 has 2.36) may clobber vector
+// registers on the dlopen'ed path.
+constinit thread_local ThreadState *t_thread_state = nullptr;
+
+namespace {
+
+// Frees the thread's state when the thread exits. A call made later still (from another
+// thread_local's destructor) gets a fresh state, which is leaked: the destructor of an
+// object that already ran is not registered again.
+struct StateOwner {
+  bool active = false;
+  ~StateOwner() { delete std::exchange(t_thread_state, nullptr); }
+};
+thread_local StateOwner t_owner;
+
+}  // namespace
+
+ThreadState &ThreadState::create() {
+  auto state = std::make_unique<ThreadState>();
+  t_owner.active = true;  // the first use registers the owner's destructor for this thread
+  t_thread_state = state.release();
+  return *t_thread_state;
+}
+
+void *ThreadState::grow(int64_t bytes) {
+  const int64_t rounded = (bytes + 4095) / 4096 * 4096;
+  void *p = std::aligned_alloc(64, static_cast<size_t>(rounded));
+  if (!p) throw std::bad_alloc();
+  buffer_.reset(p);
+  capacity_ = rounded;
+  return p;
+}
+
+void RecentKernels::remember(const std::shared_ptr<const CompiledKernel> &k) {
+  for (const auto &held : kernels_)
+    if (held == k) return;
+  std::move_backward(kernels_.begin(), kernels_.end() - 1, kernels_.end());
+  kernels_[0] = k;
+}
+
+}  // namespace tessel::runtime
