@@ -37,8 +37,9 @@ static void print_summary() {
 }
 
 const CompiledKernel *Registry::recent(const KernelKey &key) {
-  const CompiledKernel *kernel = ThreadState::get().find_recent(key);
-  if (kernel) hits_.fetch_add(1, std::memory_order_relaxed);
+  ThreadState &state = ThreadState::get();
+  const CompiledKernel *kernel = state.find_recent(key);
+  if (kernel) state.count_hit();
   return kernel;
 }
 
@@ -143,7 +144,7 @@ void Registry::evict_if_full(Shard &s) {
 Registry::Stats Registry::stats() const {
   Stats st;
   st.kernels = kernels_.load();
-  st.hits = hits_.load();
+  st.hits = hits_.load() + ThreadState::all_hits();
   st.misses = misses_.load();
   st.evictions = evictions_.load();
   st.search_seconds = double(search_ns_.load()) * 1e-9;

@@ -1,8 +1,10 @@
 #include "thread_state.h"
 
 #include <algorithm>
+#include <mutex>
 #include <new>
 #include <utility>
+#include <vector>
 
 namespace tessel::runtime {
 
@@ -21,12 +23,34 @@ constinit thread_local ThreadState *t_thread_state = nullptr;
 
 namespace {
 
+// Every thread's state, for all_hits(). Leaked on purpose: threads may exit after static
+// destructors ran.
+struct AllStates {
+  std::mutex mutex;
+  std::vector<const ThreadState *> live;
+  int64_t exited_hits = 0;
+};
+AllStates &all_states() {
+  static AllStates *all = new AllStates;
+  return *all;
+}
+
 // Frees the thread's state when the thread exits. A call made later still (from another
 // thread_local's destructor) gets a fresh state, which is leaked: the destructor of an
 // object that already ran is not registered again.
 struct StateOwner {
   bool active = false;
-  ~StateOwner() { delete std::exchange(t_thread_state, nullptr); }
+  ~StateOwner() {
+    ThreadState *state = std::exchange(t_thread_state, nullptr);
+    if (!state) return;
+    {
+      AllStates &all = all_states();
+      std::lock_guard<std::mutex> lock(all.mutex);
+      std::erase(all.live, state);
+      all.exited_hits += state->hits();
+    }
+    delete state;
+  }
 };
 thread_local StateOwner t_owner;
 
@@ -34,9 +58,22 @@ thread_local StateOwner t_owner;
 
 ThreadState &ThreadState::create() {
   auto state = std::make_unique<ThreadState>();
+  {
+    AllStates &all = all_states();
+    std::lock_guard<std::mutex> lock(all.mutex);
+    all.live.push_back(state.get());
+  }
   t_owner.active = true;  // the first use registers the owner's destructor for this thread
   t_thread_state = state.release();
   return *t_thread_state;
+}
+
+int64_t ThreadState::all_hits() {
+  AllStates &all = all_states();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  int64_t sum = all.exited_hits;
+  for (const ThreadState *state : all.live) sum += state->hits();
+  return sum;
 }
 
 void *ThreadState::grow(int64_t bytes) {

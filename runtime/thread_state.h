@@ -3,6 +3,7 @@
 // (thread_state.cpp says why not a cheaper TLS model).
 #pragma once
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -37,6 +38,16 @@ class ThreadState {
   const CompiledKernel *find_recent(const KernelKey &key) const { return recent_.find(key); }
   void remember(const std::shared_ptr<const CompiledKernel> &k) { recent_.remember(k); }
 
+  // Counts a call this thread served from its recent kernels. Only this thread writes the
+  // counter, so it needs no locked instruction: one shared counter would bounce its cache
+  // line between all the cores that call.
+  void count_hit() {
+    hits_.store(hits_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  int64_t hits() const { return hits_.load(std::memory_order_relaxed); }
+  // Those hits summed over every thread of the process, running or exited.
+  static int64_t all_hits();
+
   // This thread's packing buffer, at least `bytes` long and 64-byte aligned; grown on demand
   // and kept (a kernel's workspace is at most a few MiB: the search sizes packed blocks to
   // the caches).
@@ -47,6 +58,7 @@ class ThreadState {
   void *grow(int64_t bytes);
 
   RecentKernels recent_;
+  std::atomic<int64_t> hits_{0};  // atomic only because all_hits() reads it from elsewhere
 
   struct FreeDeleter {
     void operator()(void *p) const { std::free(p); }
