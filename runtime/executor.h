@@ -9,8 +9,9 @@ namespace tessel::runtime {
 void execute_parallel(const CompiledKernel &kernel, const KernelArgs &args);
 
 // Inline, so that a tiny serial kernel costs a few stores and a call on top of its own code.
+// `state` is the calling thread's (ThreadState::get()), for a caller that has it already.
 inline void execute(const CompiledKernel &kernel, const float *a, const float *b, float *c,
-                    float alpha) {
+                    float alpha, ThreadState &state) {
   const JitKernel &jit = *kernel.jit;
   KernelArgs args;
   args.a = a;
@@ -18,8 +19,13 @@ inline void execute(const CompiledKernel &kernel, const float *a, const float *b
   args.c = c;
   args.alpha = alpha;
   if (jit.parallel_iterations() != 0) return execute_parallel(kernel, args);
-  args.workspace = ThreadState::get().workspace(jit.workspace_bytes());
+  args.workspace = state.workspace(jit.workspace_bytes());
   jit.fn()(&args);
+}
+
+inline void execute(const CompiledKernel &kernel, const float *a, const float *b, float *c,
+                    float alpha) {
+  execute(kernel, a, b, c, alpha, ThreadState::get());
 }
 
 // C = beta * C over an m x n row-major tile (beta == 0 writes zeros without reading C).

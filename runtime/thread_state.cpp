@@ -85,11 +85,14 @@ void *ThreadState::grow(int64_t bytes) {
   return p;
 }
 
-void RecentKernels::remember(const std::shared_ptr<const CompiledKernel> &k) {
+std::shared_ptr<const CompiledKernel> RecentKernels::remember(
+    const std::shared_ptr<const CompiledKernel> &k) {
   for (const auto &held : kernels_)
-    if (held == k) return;
+    if (held == k) return nullptr;
+  std::shared_ptr<const CompiledKernel> dropped = std::move(kernels_.back());
   std::move_backward(kernels_.begin(), kernels_.end() - 1, kernels_.end());
   kernels_[0] = k;
+  return dropped;
 }
 
 }  // namespace tessel::runtime
