@@ -26,14 +26,18 @@ tbb::task_arena &arena(int threads) {
 
 void execute_parallel(const CompiledKernel &kernel, const KernelArgs &args) {
   const JitKernel &jit = *kernel.jit;
+  // Read here, on the calling thread: the tasks then only read what their caller wrote
+  // before parallel_for (the hand-over ThreadSanitizer cannot see, tests/tsan.supp).
+  const KernelFn fn = jit.fn();
+  const int64_t iterations = jit.parallel_iterations(), bytes = jit.workspace_bytes();
   arena(kernel.key.threads).execute([&] {
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, jit.parallel_iterations(), 1),
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, iterations, 1),
                       [&](const tbb::blocked_range<int64_t> &r) {
                         KernelArgs part = args;
                         part.begin = r.begin();
                         part.end = r.end();
-                        part.workspace = ThreadState::get().workspace(jit.workspace_bytes());
-                        jit.fn()(&part);
+                        part.workspace = ThreadState::get().workspace(bytes);
+                        fn(&part);
                       });
   });
 }
