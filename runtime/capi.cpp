@@ -11,6 +11,7 @@
 #include "problem.h"
 #include "registry.h"
 #include "tessel/tessel.h"
+#include "thread_state.h"
 
 using namespace tessel::runtime;
 
@@ -23,9 +24,12 @@ struct tessel_sgemm_kernel_s {
 
 namespace {
 
-// Runs a validated, bound problem. `cache` (may be null) remembers the kernels of a handle.
-tessel_status run(const Problem &p, float alpha, float beta,
-                  std::atomic<std::shared_ptr<const CompiledKernel>> *cache) {
+// Runs a validated, bound problem with `threads` threads. `cache` (may be null) remembers the
+// kernels of a handle. `ran` (may be null) is set to the kernel that ran, if one did and it is
+// among this thread's recent kernels (so the caller may keep it for a repeat).
+tessel_status run(const Problem &p, float alpha, float beta, int threads,
+                  std::atomic<std::shared_ptr<const CompiledKernel>> *cache,
+                  const CompiledKernel **ran) {
   if (p.m == 0 || p.n == 0) return TESSEL_OK;
   if (alpha == 0.0f || p.k == 0) {
     if (beta != 1.0f) scale_c(p.c, p.m, p.n, p.ldc, beta);
@@ -37,10 +41,11 @@ tessel_status run(const Problem &p, float alpha, float beta,
                 "OS does not provide");
   const bool accumulate = beta != 0.0f;
   if (accumulate && beta != 1.0f) scale_c(p.c, p.m, p.n, p.ldc, beta);
-  const KernelKey key = kernel_key(p, accumulate, current_threads());
+  const KernelKey key = kernel_key(p, accumulate, threads);
   Registry &registry = Registry::instance();
   if (const CompiledKernel *recent = registry.recent(key)) {
     execute(*recent, p.a, p.b, p.c, alpha);
+    if (ran) *ran = recent;
     return TESSEL_OK;
   }
   std::shared_ptr<const CompiledKernel> kernel;
@@ -49,9 +54,39 @@ tessel_status run(const Problem &p, float alpha, float beta,
     const tessel_status st = registry.get(key, &kernel);
     if (st != TESSEL_OK) return st;
     if (cache) cache[accumulate].store(kernel, std::memory_order_release);
+    if (ran) *ran = kernel.get();  // get() made it the most recent
   }
   execute(*kernel, p.a, p.b, p.c, alpha);
   return TESSEL_OK;
+}
+
+// The whole call, checks first; remembers a call that ran a kernel for its repeats. Kept out
+// of line so that tessel_sgemm's repeat path needs no stack frame of its size.
+[[gnu::noinline]] tessel_status sgemm(int layout, int trans_a, int trans_b, int64_t m, int64_t n,
+                                      int64_t k, float alpha, const float *a, int64_t lda,
+                                      const float *b, int64_t ldb, float beta, float *c,
+                                      int64_t ldc) {
+  Problem p;
+  tessel_status st = normalize_shape(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc, &p);
+  if (st != TESSEL_OK) return st;
+  st = bind_operands(p, alpha, a, b, c);
+  if (st != TESSEL_OK) return st;
+  const int threads = current_threads();
+  const CompiledKernel *ran = nullptr;
+  st = run(p, alpha, beta, threads, nullptr, &ran);
+  if (st == TESSEL_OK && ran) {
+    RecentCall call;
+    call.m = m, call.n = n, call.k = k;
+    call.lda = lda, call.ldb = ldb, call.ldc = ldc;
+    call.kernel = ran;
+    call.layout = static_cast<uint16_t>(layout);  // values that passed the checks
+    call.trans_a = static_cast<uint16_t>(trans_a);
+    call.trans_b = static_cast<uint16_t>(trans_b);
+    call.threads = static_cast<uint8_t>(threads);
+    call.accumulate = beta != 0.0f;
+    ThreadState::get().recent_calls.slot(m, n, k) = call;
+  }
+  return st;
 }
 
 template <class F>
@@ -75,14 +110,34 @@ tessel_status tessel_sgemm(tessel_layout layout, tessel_transpose trans_a, tesse
                            int64_t m, int64_t n, int64_t k, float alpha, const float *a,
                            int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                            int64_t ldc) {
-  return guarded([&] {
-    Problem p;
-    tessel_status st = normalize_shape(enum_bits(layout), enum_bits(trans_a), enum_bits(trans_b), m,
-                                       n, k, lda, ldb, ldc, &p);
-    if (st == TESSEL_OK) st = bind_operands(p, alpha, a, b, c);
-    if (st == TESSEL_OK) st = run(p, alpha, beta, nullptr);
-    return st;
-  });
+  const int layout_bits = enum_bits(layout), ta = enum_bits(trans_a), tb = enum_bits(trans_b);
+  // A repeat of one of this thread's recent calls (tiny GEMMs in a loop spend more in the
+  // checks and the lookup than in the kernel): the shape arguments passed the same checks
+  // then, so only what may differ is checked here, the operands; anything unusual (a NULL
+  // pointer, alpha == 0) takes the full path, which reports or handles it exactly as always.
+  if (ThreadState *state = t_thread_state) {
+    const RecentCall &call = state->recent_calls.slot(m, n, k);
+    const bool accumulate = beta != 0.0f;
+    if (call.kernel && alpha != 0.0f && a && b && c &&
+        call.repeats(layout_bits, ta, tb, m, n, k, lda, ldb, ldc, accumulate, current_threads())) {
+      return guarded([&] {
+        if (accumulate && beta != 1.0f) {
+          if (call.swapped())
+            scale_c(c, n, m, ldc, beta);
+          else
+            scale_c(c, m, n, ldc, beta);
+        }
+        state->count_hit();
+        if (call.swapped())
+          execute(*call.kernel, b, a, c, alpha, *state);
+        else
+          execute(*call.kernel, a, b, c, alpha, *state);
+        return TESSEL_OK;
+      });
+    }
+  }
+  return guarded(
+      [&] { return sgemm(layout_bits, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); });
 }
 
 const char *tessel_status_string(tessel_status status) {
@@ -144,7 +199,7 @@ tessel_status tessel_sgemm_kernel_run(tessel_sgemm_kernel kernel, float alpha, c
     Problem p = kernel->shape;
     const tessel_status st = bind_operands(p, alpha, a, b, c);
     if (st != TESSEL_OK) return st;
-    return run(p, alpha, beta, kernel->kernels);
+    return run(p, alpha, beta, current_threads(), kernel->kernels, nullptr);
   });
 }
 

@@ -67,15 +67,23 @@ const Config &config() {
   return c;
 }
 
-static std::atomic<int> g_threads{0};
+namespace detail {
 
-int current_threads() {
-  const int t = g_threads.load(std::memory_order_relaxed);
-  return t > 0 ? t : config().threads;
+std::atomic<int> g_call_threads{0};
+
+int resolve_threads() {
+  int seen = 0;
+  const int fallback = config().threads;
+  // A tessel_set_num_threads() meanwhile wins over the default.
+  if (g_call_threads.compare_exchange_strong(seen, fallback, std::memory_order_relaxed))
+    return fallback;
+  return seen;
 }
 
+}  // namespace detail
+
 void set_threads(int threads) {
-  g_threads.store(threads, std::memory_order_relaxed);
+  detail::g_call_threads.store(threads > 0 ? threads : config().threads, std::memory_order_relaxed);
 }
 
 }  // namespace tessel::runtime

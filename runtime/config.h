@@ -10,6 +10,7 @@
 //                             $HOME/.cache/tessel)
 //   TESSEL_DB_MAX_MB          stop adding to it past this size (default 256)
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <string>
 
@@ -31,8 +32,18 @@ struct Config {
 
 const Config &config();
 
+namespace detail {
+// The thread count calls use; 0 until the first call resolves the configured default.
+extern std::atomic<int> g_call_threads;
+int resolve_threads();
+}  // namespace detail
+
 // Threads for the next call: tessel_set_num_threads() if set, else the configured default.
-int current_threads();
+// One load: a repeated call checks it every time.
+inline int current_threads() {
+  const int t = detail::g_call_threads.load(std::memory_order_relaxed);
+  return t > 0 ? t : detail::resolve_threads();
+}
 void set_threads(int threads);  // 0 = back to the default
 
 }  // namespace tessel::runtime

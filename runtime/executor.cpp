@@ -1,34 +1,16 @@
 #include "executor.h"
 
-#include <cstdlib>
 #include <memory>
 #include <mutex>
-#include <new>
 
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
 
+#include "thread_state.h"
+
 namespace tessel::runtime {
 namespace {
-
-struct FreeDeleter {
-  void operator()(void *p) const { std::free(p); }
-};
-
-// Packing buffers: one per thread, grown on demand and kept (a kernel's workspace is at
-// most a few MiB: the search sizes packed blocks to the caches).
-void *thread_workspace(int64_t bytes) {
-  static thread_local std::unique_ptr<void, FreeDeleter> buffer;
-  static thread_local int64_t capacity = 0;
-  if (bytes <= capacity) return buffer.get();
-  const int64_t rounded = (bytes + 4095) / 4096 * 4096;
-  void *p = std::aligned_alloc(64, static_cast<size_t>(rounded));
-  if (!p) throw std::bad_alloc();
-  buffer.reset(p);
-  capacity = rounded;
-  return p;
-}
 
 // One arena per thread count, so a call uses exactly the threads its plan was made for.
 tbb::task_arena &arena(int threads) {
@@ -42,27 +24,20 @@ tbb::task_arena &arena(int threads) {
 
 }  // namespace
 
-void execute(const CompiledKernel &kernel, const float *a, const float *b, float *c, float alpha) {
+void execute_parallel(const CompiledKernel &kernel, const KernelArgs &args) {
   const JitKernel &jit = *kernel.jit;
-  KernelArgs args;
-  args.a = a;
-  args.b = b;
-  args.c = c;
-  args.alpha = alpha;
-  const int64_t iterations = jit.parallel_iterations();
-  if (iterations == 0) {
-    args.workspace = thread_workspace(jit.workspace_bytes());
-    jit.fn()(&args);
-    return;
-  }
+  // Read here, on the calling thread: the tasks then only read what their caller wrote
+  // before parallel_for (the hand-over ThreadSanitizer cannot see, tests/tsan.supp).
+  const KernelFn fn = jit.fn();
+  const int64_t iterations = jit.parallel_iterations(), bytes = jit.workspace_bytes();
   arena(kernel.key.threads).execute([&] {
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, iterations, 1),
                       [&](const tbb::blocked_range<int64_t> &r) {
                         KernelArgs part = args;
                         part.begin = r.begin();
                         part.end = r.end();
-                        part.workspace = thread_workspace(jit.workspace_bytes());
-                        jit.fn()(&part);
+                        part.workspace = ThreadState::get().workspace(bytes);
+                        fn(&part);
                       });
   });
 }

@@ -2,10 +2,31 @@
 #pragma once
 
 #include "compiler.h"
+#include "thread_state.h"
 
 namespace tessel::runtime {
 
-void execute(const CompiledKernel &kernel, const float *a, const float *b, float *c, float alpha);
+void execute_parallel(const CompiledKernel &kernel, const KernelArgs &args);
+
+// Inline, so that a tiny serial kernel costs a few stores and a call on top of its own code.
+// `state` is the calling thread's (ThreadState::get()), for a caller that has it already.
+inline void execute(const CompiledKernel &kernel, const float *a, const float *b, float *c,
+                    float alpha, ThreadState &state) {
+  const JitKernel &jit = *kernel.jit;
+  KernelArgs args;
+  args.a = a;
+  args.b = b;
+  args.c = c;
+  args.alpha = alpha;
+  if (jit.parallel_iterations() != 0) return execute_parallel(kernel, args);
+  args.workspace = state.workspace(jit.workspace_bytes());
+  jit.fn()(&args);
+}
+
+inline void execute(const CompiledKernel &kernel, const float *a, const float *b, float *c,
+                    float alpha) {
+  execute(kernel, a, b, c, alpha, ThreadState::get());
+}
 
 // C = beta * C over an m x n row-major tile (beta == 0 writes zeros without reading C).
 void scale_c(float *c, int64_t m, int64_t n, int64_t ldc, float beta);

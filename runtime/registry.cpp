@@ -1,13 +1,13 @@
 #include "registry.h"
 
 #include <algorithm>
-#include <array>
 
 #include <cstdio>
 #include <cstdlib>
 
 #include "config.h"
 #include "errors.h"
+#include "thread_state.h"
 
 namespace tessel::runtime {
 
@@ -36,36 +36,17 @@ static void print_summary() {
                s.search_seconds, s.emit_seconds);
 }
 
-namespace {
-
-// A thread's last few kernels, most recent first.
-struct RecentKernels {
-  static constexpr int kSize = 8;
-  std::array<std::shared_ptr<const CompiledKernel>, kSize> kernels;
-  void remember(const std::shared_ptr<const CompiledKernel> &k) {
-    for (int i = 0; i < kSize; ++i)
-      if (kernels[i] == k) return;
-    std::move_backward(kernels.begin(), kernels.end() - 1, kernels.end());
-    kernels[0] = k;
-  }
-};
-thread_local RecentKernels t_recent;
-
-}  // namespace
-
 const CompiledKernel *Registry::recent(const KernelKey &key) {
-  for (const auto &k : t_recent.kernels)
-    if (k && k->key == key) {
-      hits_.fetch_add(1, std::memory_order_relaxed);
-      return k.get();
-    }
-  return nullptr;
+  ThreadState &state = ThreadState::get();
+  const CompiledKernel *kernel = state.find_recent(key);
+  if (kernel) state.count_hit();
+  return kernel;
 }
 
 tessel_status Registry::get(const KernelKey &key, std::shared_ptr<const CompiledKernel> *out,
                             bool *hit) {
   const tessel_status status = get_shared(key, out, hit);
-  if (status == TESSEL_OK) t_recent.remember(*out);
+  if (status == TESSEL_OK) ThreadState::get().remember(*out);
   return status;
 }
 
@@ -163,7 +144,7 @@ void Registry::evict_if_full(Shard &s) {
 Registry::Stats Registry::stats() const {
   Stats st;
   st.kernels = kernels_.load();
-  st.hits = hits_.load();
+  st.hits = hits_.load() + ThreadState::all_hits();
   st.misses = misses_.load();
   st.evictions = evictions_.load();
   st.search_seconds = double(search_ns_.load()) * 1e-9;

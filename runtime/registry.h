@@ -32,6 +32,8 @@ class Registry {
   // valid until this thread's next get() (each thread keeps its last few kernels alive).
   const CompiledKernel *recent(const KernelKey &key);
 
+  // Hits include those served from threads' recent kernels, which are the process's, not
+  // any one registry's (ThreadState counts them).
   struct Stats {
     int64_t kernels = 0, hits = 0, misses = 0, evictions = 0;
     double search_seconds = 0, emit_seconds = 0;
