@@ -1,0 +1,68 @@
+// The AVX2 target's memory costs and where the user's operands are taken to live.
+#include <doctest/doctest.h>
+
+#include "memo.h"
+#include "plan.h"
+#include "solver.h"
+#include "target.h"
+
+namespace tessel {
+namespace {
+
+const Target &host_target() {
+  static const Target t = avx2_target(read_host_caches());
+  return t;
+}
+
+TEST_CASE("operands that fit the last-level cache together live there, larger ones in memory") {
+  const Target &t = host_target();
+  const Spec small = matmul_spec(256, 256, 256, false, false, false, 1, t.limits());
+  for (const TensorSpec &op : small.operands) CHECK(op.level == Level::L3);
+  // 4096 x 65536 floats of B: 1 GiB, beyond any last-level cache.
+  const Spec big = matmul_spec(1, 65536, 4096, false, false, false, 1, t.limits());
+  for (const TensorSpec &op : big.operands) CHECK(op.level == Level::GL);
+  MemoryLimits no_l3 = t.limits();
+  no_l3.l3_kib = 0;
+  CHECK(matmul_spec(4, 4, 4, false, false, false, 1, no_l3).a().level == Level::GL);
+}
+
+TEST_CASE("reading from memory: a few long rows at once cost least per line") {
+  const Target &t = host_target();
+  const TensorSpec memory{Level::GL, row_major()};
+  // The same 1024 lines as 4 rows of 4096 floats, 1 row of 16384, and 64 rows of 256.
+  const double four = t.read_cost(memory, 4, 4096, true);
+  const double one = t.read_cost(memory, 1, 16384, true);
+  const double many_short = t.read_cost(memory, 64, 256, true);
+  CHECK(four < one);
+  CHECK(four < many_short);
+  // A run start is charged per stored row: column-major tiles count columns.
+  const TensorSpec columns{Level::GL, col_major()};
+  CHECK(t.read_cost(columns, 4096, 4, true) == doctest::Approx(four));
+  // Read one row after another (a copy), rows pay their starts but no side-by-side factor.
+  CHECK(t.read_cost(memory, 64, 256, false) < many_short);
+  // Inside L2 neither starts nor streams cost anything beyond the lines.
+  const TensorSpec l2{Level::L2, row_major()};
+  CHECK(t.read_cost(l2, 64, 256, true) == doctest::Approx(t.lines(l2, 64, 256) * 2));
+}
+
+TEST_CASE("a GEMV over B in main memory streams whole rows of B a few at a time") {
+  // The plan a GEMV expert writes: no tile of B narrower than its rows, read from memory
+  // with at most 16 rows at once (more overflow the prefetchers, see target.h).
+  const Target &t = host_target();
+  InMemoryMemo memo;
+  Solver solver(t, memo);
+  Plan plan;
+  REQUIRE(
+      build_plan(solver, matmul_spec(1, 4096, 4096, false, false, false, 1, t.limits()), &plan));
+  int streamed = 0;
+  for (const PlanNode &n : plan.nodes) {
+    if (n.kind != NodeKind::Stage || n.operand != 1 || n.spec.b().level != Level::GL) continue;
+    ++streamed;
+    CHECK(n.spec.dims[1] == 4096);
+    CHECK(n.spec.dims[2] <= 16);
+  }
+  CHECK(streamed > 0);
+}
+
+}  // namespace
+}  // namespace tessel
