@@ -109,6 +109,9 @@ Expansion expand_kernel(const Spec &s, const Action &a, const Target &t);
 Expansion loop_expansion(const Spec &s, int dim, int32_t step, const Target &t);
 // Whether every operand spanning `dim` can be stepped by `step` keeping panels aligned.
 bool step_keeps_panels(const Spec &s, int dim, int32_t step);
+// The steps step_keeps_panels allows are exactly the multiples of this (1: any step), so a
+// loop over candidate steps asks once per dimension.
+int32_t panel_step_multiple(const Spec &s, int dim);
 // Whether the operands' cache footprints fit the spec's limits at every cache level.
 bool fits_caches(const Spec &s, const Target &t);
 

@@ -1,5 +1,7 @@
 #include "action.h"
 
+#include <numeric>
+
 #include "check.h"
 
 namespace tessel {
@@ -111,13 +113,19 @@ Expansion expand(const Spec &s, const Action &a, const Target &t) {
 }
 
 bool step_keeps_panels(const Spec &s, int dim, int32_t step) {
+  return step % panel_step_multiple(s, dim) == 0;
+}
+
+int32_t panel_step_multiple(const Spec &s, int dim) {
+  int32_t multiple = 1;
   for (int i = 0; i < s.operand_count(); ++i) {
+    if (!s.operands[i].layout.is_panel()) continue;  // the common case: nothing to align
     const auto axes = s.operand_dims(i);
     for (int axis = 0; axis < 2; ++axis)
-      if (axes[axis] == dim && !panel_step_ok(s.operands[i].layout, axis, s.dims[dim], step))
-        return false;
+      if (axes[axis] == dim)
+        multiple = std::lcm(multiple, panel_step_multiple(s.operands[i].layout, axis, s.dims[dim]));
   }
-  return true;
+  return multiple;
 }
 
 Expansion loop_expansion(const Spec &s, int dim, int32_t step, const Target &t) {

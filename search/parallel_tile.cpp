@@ -22,10 +22,12 @@ Expansion expand_serial(const Spec &s, const Action &, const Target &) {
 
 void enumerate_parallel_tiles(const Spec &s, const Target &t, std::vector<Action> &out) {
   if (!s.is_matmul() || s.threads <= 1 || s.c().layout.is_register()) return;
-  for (int dim = 0; dim < 2; ++dim)
+  for (int dim = 0; dim < 2; ++dim) {
+    const int32_t multiple = panel_step_multiple(s, dim);
     for (int32_t size : t.tile_sizes(s.dims[dim]))
-      if (step_keeps_panels(s, dim, size))
+      if (size % multiple == 0)  // panels stay aligned (step_keeps_panels)
         out.push_back({ActionKind::ParallelTile, static_cast<uint8_t>(dim), 0, size});
+  }
 }
 
 Expansion expand_parallel_tile(const Spec &s, const Action &a, const Target &t) {

@@ -1,0 +1,42 @@
+// Properties of the action plumbing shared by every action (actions.cpp).
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "action.h"
+
+namespace tessel {
+namespace {
+
+// Any spec of any op, panels of several strips on every operand included.
+Spec random_spec(std::mt19937_64 &rng) {
+  static constexpr uint8_t kStrips[] = {1, 4, 6, 8, 16};
+  Spec s;
+  s.op = Op(rng() % 4);
+  for (int32_t &d : s.dims) d = 1 + int32_t(rng() % 40);
+  for (TensorSpec &t : s.operands)
+    t = {Level(rng() % kLevelCount), Layout{LayoutKind(rng() % 6), kStrips[rng() % 5]}};
+  return canonical(s);
+}
+
+TEST_CASE("a dimension's panel step multiple allows exactly the steps each operand allows") {
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 1000; ++i) {
+    const Spec s = random_spec(rng);
+    for (int dim = 0; dim < 3; ++dim) {
+      const int32_t multiple = panel_step_multiple(s, dim);
+      for (int32_t step = 1; step <= 64; ++step) {
+        bool every = true;  // the definition: each axis spanning dim, by panel_step_ok
+        for (int op = 0; op < s.operand_count(); ++op)
+          for (int axis = 0; axis < 2; ++axis)
+            if (s.operand_dims(op)[axis] == dim)
+              every = every && panel_step_ok(s.operands[op].layout, axis, s.dims[dim], step);
+        CHECK(step_keeps_panels(s, dim, step) == every);
+        CHECK((step % multiple == 0) == every);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessel
