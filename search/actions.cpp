@@ -1,5 +1,6 @@
 #include "action.h"
 
+#include <array>
 #include <numeric>
 
 #include "check.h"
@@ -150,16 +151,23 @@ Expansion loop_expansion(const Spec &s, int dim, int32_t step, const Target &t) 
 }
 
 bool fits_caches(const Spec &s, const Target &t) {
-  for (Level level : {Level::L1, Level::L2, Level::L3}) {
-    int64_t used = 0;
-    bool any = false;
-    for (int i = 0; i < s.operand_count(); ++i) {
-      const TensorSpec &ts = s.operands[i];
-      if (ts.layout.is_register() || ts.level > level) continue;
-      used += t.footprint(ts, s.rows(i), s.cols(i));
-      any = true;
-    }
-    if (any && used > s.limits.bytes(level)) return false;
+  // An operand counts at its own level and every level outside it: sum each footprint once
+  // into its level (this runs for every stage and pack variant of every spec).
+  constexpr int kL3 = static_cast<int>(Level::L3);
+  std::array<int64_t, kL3 + 1> at{};
+  std::array<bool, kL3 + 1> present{};
+  for (int i = 0; i < s.operand_count(); ++i) {
+    const TensorSpec &ts = s.operands[i];
+    if (ts.layout.is_register() || ts.level > Level::L3) continue;
+    at[static_cast<int>(ts.level)] += t.footprint(ts, s.rows(i), s.cols(i));
+    present[static_cast<int>(ts.level)] = true;
+  }
+  int64_t used = 0;
+  bool any = false;
+  for (int level = 0; level <= kL3; ++level) {
+    used += at[level];
+    any = any || present[level];
+    if (is_cache(Level(level)) && any && used > s.limits.bytes(Level(level))) return false;
   }
   return true;
 }

@@ -38,5 +38,33 @@ TEST_CASE("a dimension's panel step multiple allows exactly the steps each opera
   }
 }
 
+TEST_CASE("operands fit the caches when at each level those at or inside it fit together") {
+  const Target t = avx2_target(HostCaches{});
+  std::mt19937_64 rng(11);
+  int fit = 0, tried = 0;
+  for (int i = 0; i < 20000; ++i) {
+    Spec s = random_spec(rng);
+    // Limits from nothing to a little above what 40 x 40 operands need.
+    s.limits = {16, uint32_t(rng() % 8), uint32_t(rng() % 16), uint32_t(rng() % 32)};
+    bool fits = true;  // the definition, level by level
+    for (Level level : {Level::L1, Level::L2, Level::L3}) {
+      int64_t used = 0;
+      bool any = false;
+      for (int op = 0; op < s.operand_count(); ++op) {
+        const TensorSpec &ts = s.operands[op];
+        if (ts.layout.is_register() || ts.level > level) continue;
+        used += t.footprint(ts, s.rows(op), s.cols(op));
+        any = true;
+      }
+      fits = fits && !(any && used > s.limits.bytes(level));
+    }
+    CHECK(fits_caches(s, t) == fits);
+    fit += fits;
+    ++tried;
+  }
+  CHECK(fit > tried / 10);  // both outcomes are exercised
+  CHECK(fit < tried * 9 / 10);
+}
+
 }  // namespace
 }  // namespace tessel
