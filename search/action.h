@@ -81,7 +81,8 @@ void enumerate_actions(const Spec &s, const Target &t, std::vector<Action> &out)
 // Whether enumerate_actions lists `a` for `s` (cheaper: only a's kind is enumerated, into
 // `scratch`). Decisions read back from disk are checked with it before expand().
 bool action_applies(const Spec &s, const Action &a, const Target &t, std::vector<Action> &scratch);
-// Applies an action that enumerate_actions listed for `s`.
+// Applies an action that enumerate_actions listed for `s`. The children of a canonical spec
+// are canonical: the solver memoizes them as they are (tests/search/actions_test.cpp).
 Expansion expand(const Spec &s, const Action &a, const Target &t);
 
 // Per-action enumeration and expansion, one file each.

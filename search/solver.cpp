@@ -59,11 +59,12 @@ double Solver::known_lower_bound(const Spec &s) {
 
 namespace {
 
+// An action of the spec being solved, bounded. Its children are expansion.children[i].spec:
+// expand() keeps a canonical spec's children canonical (tests/search/actions_test.cpp).
 struct Candidate {
   int index = 0;  // position in the enumeration order (the final tie-break)
   double bound = 0;
   Expansion expansion;
-  std::array<Spec, 3> children;
   std::array<double, 3> child_bounds{};
 };
 
@@ -117,8 +118,7 @@ MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
     for (int slot = 0; slot < 3; ++slot) {
       const Child &child = c.expansion.children[slot];
       if (!child.present) continue;
-      c.children[slot] = canonical(child.spec);
-      c.child_bounds[slot] = known_lower_bound(c.children[slot]);
+      c.child_bounds[slot] = known_lower_bound(child.spec);
       // A child that runs zero times still has to exist.
       c.bound += child.multiplicity > 0 ? child.multiplicity * c.child_bounds[slot]
                                         : (c.child_bounds[slot] == kInf ? kInf : 0);
@@ -160,7 +160,7 @@ MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
       const double mult = child.multiplicity;
       if (mult > 0) rest -= mult * c.child_bounds[slot];
       const double child_budget = mult > 0 ? (limit - total.cycles - rest) / mult : kInf;
-      const MemoEntry sub = solve_within(c.children[slot], child_budget, depth + 1);
+      const MemoEntry sub = solve_within(child.spec, child_budget, depth + 1);
       if (!sub.exact || !sub.solvable) {
         complete = false;
         const double sub_bound = sub.exact ? kInf : sub.lower_bound;

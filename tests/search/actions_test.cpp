@@ -2,8 +2,11 @@
 #include <doctest/doctest.h>
 
 #include <random>
+#include <vector>
 
 #include "action.h"
+#include "memo.h"
+#include "solver.h"
 
 namespace tessel {
 namespace {
@@ -64,6 +67,42 @@ TEST_CASE("operands fit the caches when at each level those at or inside it fit 
   }
   CHECK(fit > tried / 10);  // both outcomes are exercised
   CHECK(fit < tried * 9 / 10);
+}
+
+TEST_CASE("expand keeps a canonical spec's children canonical") {
+  const Target t = avx2_target(HostCaches{});
+  int checked = 0;
+  std::vector<Action> actions;
+  auto check_children = [&](const Spec &s) {
+    actions.clear();
+    enumerate_actions(s, t, actions);
+    for (const Action &a : actions) {
+      const Expansion e = expand(s, a, t);
+      for (const Child &c : e.children)
+        if (c.present) {
+          INFO(to_string(s), " --", to_string(a), "--> ", to_string(c.spec));
+          CHECK(canonical(c.spec) == c.spec);
+          ++checked;
+        }
+    }
+  };
+  // Every spec the solver meets for a few shapes of each kind (threads, transposes, C
+  // accumulated, wide strides), and random specs of every op, level and layout.
+  InMemoryMemo memo;
+  Solver solver(t, memo);
+  for (int shape = 0; shape < 8; ++shape)
+    solver.solve(matmul_spec(shape & 1 ? 37 : 24, 40, shape & 2 ? 3000 : 50, shape & 2, shape & 4,
+                             shape & 1, 1 + (shape & 1), t.limits(), 4096, 0));
+  memo.for_each([&](const Spec &s, const MemoEntry &) { check_children(s); });
+  std::mt19937_64 rng(13);
+  for (int i = 0; i < 5000; ++i) {
+    Spec s = random_spec(rng);
+    s.limits = t.limits();
+    s.threads = uint8_t(1 + rng() % 2);
+    for (TensorSpec &ts : s.operands) ts.wide_stride = rng() & 1;
+    check_children(canonical(s));
+  }
+  CHECK(checked > 50000);
 }
 
 }  // namespace
