@@ -16,17 +16,20 @@ namespace tessel {
 template <class V>
 class KeyTable {
  public:
-  const V *find(const SpecKey &key) const {
+  const V *find(const SpecKey &key) const { return find(key, key_hash(key)); }
+  // With `hash` = key_hash(key), for callers that look a key up more than once.
+  const V *find(const SpecKey &key, uint64_t hash) const {
     if (tags_.empty()) return nullptr;
-    const size_t i = slot(key, tag_of(key));
+    const size_t i = slot(key, hash | 1);
     return tags_[i] ? &slots_[i].value : nullptr;
   }
   // Inserts or replaces.
-  void put(const SpecKey &key, const V &value) { *insert(key) = value; }
+  void put(const SpecKey &key, const V &value) { put(key, key_hash(key), value); }
+  void put(const SpecKey &key, uint64_t hash, const V &value) { *insert(key, hash) = value; }
   // Inserts unless present; returns whether it did.
   bool put_new(const SpecKey &key, const V &value) {
     const size_t before = count_;
-    V *v = insert(key);
+    V *v = insert(key, key_hash(key));
     if (count_ == before) return false;
     *v = value;
     return true;
@@ -43,7 +46,6 @@ class KeyTable {
     SpecKey key{};
     V value{};
   };
-  static uint64_t tag_of(const SpecKey &key) { return key_hash(key) | 1; }  // never 0
   // Inline, where operator== calls memcmp.
   static bool same(const SpecKey &a, const SpecKey &b) {
     return ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) | (a[4] ^ b[4])) == 0;
@@ -53,9 +55,9 @@ class KeyTable {
     for (size_t i = tag & mask;; i = (i + 1) & mask)
       if (!tags_[i] || (tags_[i] == tag && same(slots_[i].key, key))) return i;
   }
-  V *insert(const SpecKey &key) {
+  V *insert(const SpecKey &key, uint64_t hash) {
     if ((count_ + 1) * 2 > tags_.size()) grow();
-    const uint64_t tag = tag_of(key);
+    const uint64_t tag = hash | 1;  // never 0
     const size_t i = slot(key, tag);
     if (!tags_[i]) {
       tags_[i] = tag;

@@ -15,6 +15,8 @@ constexpr int kMaxDepth = 256;
 // How far above a spec's lower bound its search reaches at first (see solve, solve_within):
 // the model's overheads over its bound are rarely larger.
 constexpr double kEagerMargin = 1.5;
+// A target bound not computed yet (bounds are never negative).
+constexpr double kNotComputed = -1;
 
 }  // namespace
 
@@ -35,26 +37,27 @@ MemoEntry Solver::solve(const Spec &s) {
   // it until a plan fits. Each failed round leaves proven lower bounds in the memo, so the
   // next round prunes more; the first plan found is the exact optimum.
   const Spec c = canonical(s);
+  const MemoKey key = memo_key(c);
+  double target_bound = kNotComputed;
   MemoEntry e;
-  double budget = known_lower_bound(c) * kEagerMargin;
+  double budget = known_lower_bound(c, key, &target_bound) * kEagerMargin;
   for (int round = 0; round < 64 && std::isfinite(budget); ++round) {
-    e = solve_within(c, budget, 0);
+    e = solve_within(c, key, target_bound, budget, 0);
     if (e.exact) break;
     budget = std::max(budget, e.lower_bound) * kEagerMargin;
   }
-  if (!e.exact) e = solve_within(c, std::numeric_limits<double>::infinity(), 0);
+  if (!e.exact) e = solve_within(c, key, target_bound, std::numeric_limits<double>::infinity(), 0);
   stats_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   TESSEL_CHECK(e.exact, "an unbounded search must end exact");
   return e;
 }
 
-double Solver::known_lower_bound(const Spec &s) {
+double Solver::known_lower_bound(const Spec &s, const MemoKey &k, double *target_bound) {
   MemoEntry e;
-  if (memo_.get(s, &e)) {
-    if (e.exact) return e.solvable ? e.cost.cycles : std::numeric_limits<double>::infinity();
-    return std::max(e.lower_bound, target_.lower_bound(s));
-  }
-  return target_.lower_bound(s);
+  const bool known = memo_.get(s, k, &e);
+  if (known && e.exact) return e.solvable ? e.cost.cycles : std::numeric_limits<double>::infinity();
+  *target_bound = target_.lower_bound(s);
+  return known ? std::max(e.lower_bound, *target_bound) : *target_bound;
 }
 
 namespace {
@@ -65,7 +68,9 @@ struct Candidate {
   int index = 0;  // position in the enumeration order (the final tie-break)
   double bound = 0;
   Expansion expansion;
+  std::array<MemoKey, 3> keys;
   std::array<double, 3> child_bounds{};
+  std::array<double, 3> target_bounds{};
 };
 
 struct Scratch {
@@ -81,15 +86,17 @@ double slack(double budget) {
 
 }  // namespace
 
-MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
+MemoEntry Solver::solve_within(const Spec &s, const MemoKey &k, double target_bound, double budget,
+                               int depth) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   MemoEntry found;
-  const bool known = memo_.get(s, &found);
+  const bool known = memo_.get(s, k, &found);
   if (known && found.exact) {
     ++stats_.memo_hits;
     return found;
   }
-  const double floor = std::max(known ? found.lower_bound : 0.0, target_.lower_bound(s));
+  if (target_bound < 0) target_bound = target_.lower_bound(s);
+  const double floor = std::max(known ? found.lower_bound : 0.0, target_bound);
   if (floor > slack(budget)) {
     ++stats_.memo_hits;
     MemoEntry cut;
@@ -118,7 +125,9 @@ MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
     for (int slot = 0; slot < 3; ++slot) {
       const Child &child = c.expansion.children[slot];
       if (!child.present) continue;
-      c.child_bounds[slot] = known_lower_bound(child.spec);
+      c.keys[slot] = memo_key(child.spec);
+      c.target_bounds[slot] = kNotComputed;
+      c.child_bounds[slot] = known_lower_bound(child.spec, c.keys[slot], &c.target_bounds[slot]);
       // A child that runs zero times still has to exist.
       c.bound += child.multiplicity > 0 ? child.multiplicity * c.child_bounds[slot]
                                         : (c.child_bounds[slot] == kInf ? kInf : 0);
@@ -160,7 +169,8 @@ MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
       const double mult = child.multiplicity;
       if (mult > 0) rest -= mult * c.child_bounds[slot];
       const double child_budget = mult > 0 ? (limit - total.cycles - rest) / mult : kInf;
-      const MemoEntry sub = solve_within(child.spec, child_budget, depth + 1);
+      const MemoEntry sub =
+          solve_within(child.spec, c.keys[slot], c.target_bounds[slot], child_budget, depth + 1);
       if (!sub.exact || !sub.solvable) {
         complete = false;
         const double sub_bound = sub.exact ? kInf : sub.lower_bound;
@@ -186,7 +196,7 @@ MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
     }
   }
   if (best.solvable) {
-    memo_.put(s, best);
+    memo_.put(s, k, best);
     return best;
   }
   MemoEntry cut;
@@ -195,7 +205,7 @@ MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
   } else {
     cut.lower_bound = std::max(floor, cut_bound);
   }
-  memo_.put(s, cut);
+  memo_.put(s, k, cut);
   return cut;
 }
 
