@@ -21,51 +21,43 @@ struct MemoEntry {
   double lower_bound = 0;  // not exact: every plan costs more than this
 };
 
-// A spec's memo key and the key's hash. The solver looks each child up while bounding its
-// parent's actions and again when it solves it: it computes these once per child (keys and
-// hashes were a sixth of a search when every lookup made its own).
-struct MemoKey {
-  SpecKey key{};
-  uint64_t hash = 0;  // key_hash(key)
-};
-inline MemoKey memo_key(const Spec &s) {
-  MemoKey k{spec_key(s), 0};
-  k.hash = key_hash(k.key);
-  return k;
+// Where the memo finds a spec: the hash of its bytes (key_table.h). The solver looks each
+// child up while bounding its parent's actions and again when it solves it: it hashes each
+// child once (building keys and hashes for every lookup was a sixth of a search).
+inline uint64_t memo_hash(const Spec &s) {
+  return table_hash(s);
 }
 
 class MemoDb {
  public:
   virtual ~MemoDb() = default;
-  // Looks up a canonical spec whose key is `k` (memo_key(s)).
-  virtual bool get(const Spec &s, const MemoKey &k, MemoEntry *out) = 0;
-  virtual void put(const Spec &s, const MemoKey &k, const MemoEntry &e) = 0;
+  // Looks up a canonical spec; `hash` is memo_hash(s).
+  virtual bool get(const Spec &s, uint64_t hash, MemoEntry *out) = 0;
+  virtual void put(const Spec &s, uint64_t hash, const MemoEntry &e) = 0;
   virtual size_t size() const = 0;
-  bool get(const Spec &s, MemoEntry *out) { return get(s, memo_key(s), out); }
-  void put(const Spec &s, const MemoEntry &e) { put(s, memo_key(s), e); }
+  bool get(const Spec &s, MemoEntry *out) { return get(s, memo_hash(s), out); }
+  void put(const Spec &s, const MemoEntry &e) { put(s, memo_hash(s), e); }
 };
 
-// The solver's memo in memory (key_table.h).
+// The solver's memo in memory (key_table.h), keyed by the specs themselves.
 class InMemoryMemo final : public MemoDb {
  public:
   using MemoDb::get;
   using MemoDb::put;
-  bool get(const Spec &, const MemoKey &k, MemoEntry *out) override {
-    const MemoEntry *e = table_.find(k.key, k.hash);
+  bool get(const Spec &s, uint64_t hash, MemoEntry *out) override {
+    const MemoEntry *e = table_.find(s, hash);
     if (e) *out = *e;
     return e != nullptr;
   }
-  void put(const Spec &, const MemoKey &k, const MemoEntry &e) override {
-    table_.put(k.key, k.hash, e);
-  }
+  void put(const Spec &s, uint64_t hash, const MemoEntry &e) override { table_.put(s, hash, e); }
   size_t size() const override { return table_.size(); }
   template <class F>
   void for_each(F &&f) const {
-    table_.for_each([&](const SpecKey &k, const MemoEntry &e) { f(spec_from_key(k), e); });
+    table_.for_each(f);
   }
 
  private:
-  KeyTable<MemoEntry> table_;
+  KeyTable<MemoEntry, Spec> table_;
 };
 
 }  // namespace tessel

@@ -37,24 +37,24 @@ MemoEntry Solver::solve(const Spec &s) {
   // it until a plan fits. Each failed round leaves proven lower bounds in the memo, so the
   // next round prunes more; the first plan found is the exact optimum.
   const Spec c = canonical(s);
-  const MemoKey key = memo_key(c);
+  const uint64_t hash = memo_hash(c);
   double target_bound = kNotComputed;
   MemoEntry e;
-  double budget = known_lower_bound(c, key, &target_bound) * kEagerMargin;
+  double budget = known_lower_bound(c, hash, &target_bound) * kEagerMargin;
   for (int round = 0; round < 64 && std::isfinite(budget); ++round) {
-    e = solve_within(c, key, target_bound, budget, 0);
+    e = solve_within(c, hash, target_bound, budget, 0);
     if (e.exact) break;
     budget = std::max(budget, e.lower_bound) * kEagerMargin;
   }
-  if (!e.exact) e = solve_within(c, key, target_bound, std::numeric_limits<double>::infinity(), 0);
+  if (!e.exact) e = solve_within(c, hash, target_bound, std::numeric_limits<double>::infinity(), 0);
   stats_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   TESSEL_CHECK(e.exact, "an unbounded search must end exact");
   return e;
 }
 
-double Solver::known_lower_bound(const Spec &s, const MemoKey &k, double *target_bound) {
+double Solver::known_lower_bound(const Spec &s, uint64_t hash, double *target_bound) {
   MemoEntry e;
-  const bool known = memo_.get(s, k, &e);
+  const bool known = memo_.get(s, hash, &e);
   if (known && e.exact) return e.solvable ? e.cost.cycles : std::numeric_limits<double>::infinity();
   *target_bound = target_.lower_bound(s);
   return known ? std::max(e.lower_bound, *target_bound) : *target_bound;
@@ -69,7 +69,7 @@ struct Candidate {
   // search.
   Candidate(const Spec &s, const Action &a, const Target &t) : expansion(expand(s, a, t)) {}
   Expansion expansion;
-  std::array<MemoKey, 3> keys;
+  std::array<uint64_t, 3> hashes{};  // memo_hash of each child
   std::array<double, 3> child_bounds{};
   std::array<double, 3> target_bounds{};
 };
@@ -94,11 +94,11 @@ double slack(double budget) {
 
 }  // namespace
 
-MemoEntry Solver::solve_within(const Spec &s, const MemoKey &k, double target_bound, double budget,
+MemoEntry Solver::solve_within(const Spec &s, uint64_t hash, double target_bound, double budget,
                                int depth) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   MemoEntry found;
-  const bool known = memo_.get(s, k, &found);
+  const bool known = memo_.get(s, hash, &found);
   if (known && found.exact) {
     ++stats_.memo_hits;
     return found;
@@ -133,9 +133,9 @@ MemoEntry Solver::solve_within(const Spec &s, const MemoKey &k, double target_bo
     for (int slot = 0; slot < 3; ++slot) {
       const Child &child = c.expansion.children[slot];
       if (!child.present) continue;
-      c.keys[slot] = memo_key(child.spec);
+      c.hashes[slot] = memo_hash(child.spec);
       c.target_bounds[slot] = kNotComputed;
-      c.child_bounds[slot] = known_lower_bound(child.spec, c.keys[slot], &c.target_bounds[slot]);
+      c.child_bounds[slot] = known_lower_bound(child.spec, c.hashes[slot], &c.target_bounds[slot]);
       // A child that runs zero times still has to exist.
       bound += child.multiplicity > 0 ? child.multiplicity * c.child_bounds[slot]
                                       : (c.child_bounds[slot] == kInf ? kInf : 0);
@@ -175,7 +175,7 @@ MemoEntry Solver::solve_within(const Spec &s, const MemoKey &k, double target_bo
       if (mult > 0) rest -= mult * c.child_bounds[slot];
       const double child_budget = mult > 0 ? (limit - total.cycles - rest) / mult : kInf;
       const MemoEntry sub =
-          solve_within(child.spec, c.keys[slot], c.target_bounds[slot], child_budget, depth + 1);
+          solve_within(child.spec, c.hashes[slot], c.target_bounds[slot], child_budget, depth + 1);
       if (!sub.exact || !sub.solvable) {
         complete = false;
         const double sub_bound = sub.exact ? kInf : sub.lower_bound;
@@ -201,7 +201,7 @@ MemoEntry Solver::solve_within(const Spec &s, const MemoKey &k, double target_bo
     }
   }
   if (best.solvable) {
-    memo_.put(s, k, best);
+    memo_.put(s, hash, best);
     return best;
   }
   MemoEntry cut;
@@ -210,7 +210,7 @@ MemoEntry Solver::solve_within(const Spec &s, const MemoKey &k, double target_bo
   } else {
     cut.lower_bound = std::max(floor, cut_bound);
   }
-  memo_.put(s, k, cut);
+  memo_.put(s, hash, cut);
   return cut;
 }
 

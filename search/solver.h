@@ -38,12 +38,13 @@ class Solver {
   const SearchStats &stats() const { return stats_; }
 
  private:
-  // `s` is canonical with key `k`; `target_bound` is target_.lower_bound(s), or negative
-  // when not computed yet (it is pure, so a child's is computed once, when it is bounded).
-  MemoEntry solve_within(const Spec &s, const MemoKey &k, double target_bound, double budget,
+  // `s` is canonical with memo_hash(s) `hash`; `target_bound` is target_.lower_bound(s), or
+  // negative when not computed yet (it is pure, so a child's is computed once, when it is
+  // bounded).
+  MemoEntry solve_within(const Spec &s, uint64_t hash, double target_bound, double budget,
                          int depth);
   // The best lower bound known for `s`; sets `target_bound` when it computed it.
-  double known_lower_bound(const Spec &s, const MemoKey &k, double *target_bound);
+  double known_lower_bound(const Spec &s, uint64_t hash, double *target_bound);
 
   const Target &target_;
   MemoDb &memo_;
