@@ -16,6 +16,9 @@ namespace tessel {
 struct MemoEntry {
   bool exact = false;
   bool solvable = false;
+  // Not exact: lower_bound is at least the target's bound on the spec (Target::lower_bound),
+  // as the solver's bounds are; false when nothing is known.
+  bool covers_target_bound = false;
   Action action;           // the best action (exact and solvable)
   Cost cost;               // exact: the optimum
   double lower_bound = 0;  // not exact: every plan costs more than this

@@ -56,6 +56,9 @@ double Solver::known_lower_bound(const Spec &s, uint64_t hash, double *target_bo
   MemoEntry e;
   const bool known = memo_.get(s, hash, &e);
   if (known && e.exact) return e.solvable ? e.cost.cycles : std::numeric_limits<double>::infinity();
+  // A spec is often bounded again while it is only partly solved: the target's bound (a tenth
+  // of a search, computed for each) is then already in the memoized one.
+  if (known && e.covers_target_bound) return e.lower_bound;
   *target_bound = target_.lower_bound(s);
   return known ? std::max(e.lower_bound, *target_bound) : *target_bound;
 }
@@ -103,8 +106,12 @@ MemoEntry Solver::solve_within(const Spec &s, uint64_t hash, double target_bound
     ++stats_.memo_hits;
     return found;
   }
-  if (target_bound < 0) target_bound = target_.lower_bound(s);
-  const double floor = std::max(known ? found.lower_bound : 0.0, target_bound);
+  if (target_bound < 0 && !(known && found.covers_target_bound))
+    target_bound = target_.lower_bound(s);
+  // max(lower_bound, target_bound) when the memoized bound does not already cover it.
+  const double floor = known && found.covers_target_bound
+                           ? found.lower_bound
+                           : std::max(known ? found.lower_bound : 0.0, target_bound);
   if (floor > slack(budget)) {
     ++stats_.memo_hits;
     MemoEntry cut;
@@ -209,6 +216,7 @@ MemoEntry Solver::solve_within(const Spec &s, uint64_t hash, double target_bound
     cut.exact = true;  // no action can ever complete: unsolvable, whatever the budget
   } else {
     cut.lower_bound = std::max(floor, cut_bound);
+    cut.covers_target_bound = true;  // floor covers it
   }
   memo_.put(s, hash, cut);
   return cut;
