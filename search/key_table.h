@@ -9,10 +9,12 @@
 // (the solver's memo: building a SpecKey for every child looked up was a tenth of a search,
 // and a Spec's bytes identify it as well).
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "spec.h"
@@ -31,29 +33,41 @@ inline bool table_same(const SpecKey &a, const SpecKey &b) {
   return ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) | (a[4] ^ b[4])) == 0;
 }
 
-// A Spec's bytes as words (the last one zero-padded), for hashing and comparing.
-struct SpecWords {
-  static constexpr size_t kCount = (sizeof(Spec) + 7) / 8;
-  uint64_t w[kCount] = {};
-  explicit SpecWords(const Spec &s) { std::memcpy(w, &s, sizeof(Spec)); }
-};
+// Word i of a spec's bytes (the last one zero-padded), for hashing and comparing. Loaded
+// one word at a time with constant sizes, which compile to single loads.
+constexpr size_t kSpecWords = (sizeof(Spec) + 7) / 8;
+template <size_t I>
+inline uint64_t spec_word(const Spec &s) {
+  constexpr size_t kBytes = 8 * I + 8 <= sizeof(Spec) ? 8 : sizeof(Spec) - 8 * I;
+  uint64_t w = 0;
+  std::memcpy(&w, reinterpret_cast<const unsigned char *>(&s) + 8 * I, kBytes);
+  return w;
+}
+template <size_t... I>
+inline std::array<uint64_t, kSpecWords> spec_words(const Spec &s, std::index_sequence<I...>) {
+  return {spec_word<I>(s)...};
+}
+inline std::array<uint64_t, kSpecWords> spec_words(const Spec &s) {
+  return spec_words(s, std::make_index_sequence<kSpecWords>());
+}
+
 // As key_hash: one multiply per word, then splitmix64's finalizer.
 inline uint64_t table_hash(const Spec &s) {
   static constexpr uint64_t kMul[] = {0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
                                       0x165667b19e3779f9ull, 0xd6e8feb86659fd93ull,
                                       0xff51afd7ed558ccdull, 0xc4ceb9fe1a85ec53ull};
-  static_assert(SpecWords::kCount <= sizeof(kMul) / sizeof(kMul[0]));
-  const SpecWords words(s);
+  static_assert(kSpecWords <= sizeof(kMul) / sizeof(kMul[0]));
+  const std::array<uint64_t, kSpecWords> w = spec_words(s);
   uint64_t h = 0;
-  for (size_t i = 0; i < SpecWords::kCount; ++i) h = (h ^ words.w[i]) * kMul[i] + (h >> 29);
+  for (size_t i = 0; i < kSpecWords; ++i) h = (h ^ w[i]) * kMul[i] + (h >> 29);
   h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
   h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
   return h ^ (h >> 31);
 }
 inline bool table_same(const Spec &a, const Spec &b) {
-  const SpecWords x(a), y(b);
+  const std::array<uint64_t, kSpecWords> x = spec_words(a), y = spec_words(b);
   uint64_t diff = 0;
-  for (size_t i = 0; i < SpecWords::kCount; ++i) diff |= x.w[i] ^ y.w[i];
+  for (size_t i = 0; i < kSpecWords; ++i) diff |= x[i] ^ y[i];
   return diff == 0;
 }
 
