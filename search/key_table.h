@@ -93,6 +93,14 @@ class KeyTable {
     return true;
   }
   size_t size() const { return count_; }
+  // Starts loading what find(key, hash) reads first: the key's tag and slot.
+  void prefetch(uint64_t hash) const {
+    if (tags_.empty()) return;
+    const size_t i = hash & (tags_.size() - 1);
+    __builtin_prefetch(&tags_[i]);
+    __builtin_prefetch(&slots_[i]);
+    __builtin_prefetch(reinterpret_cast<const char *>(&slots_[i] + 1) - 1);
+  }
   template <class F>
   void for_each(F &&f) const {
     for (size_t i = 0; i < tags_.size(); ++i)

@@ -38,6 +38,8 @@ class MemoDb {
   virtual bool get(const Spec &s, uint64_t hash, MemoEntry *out) = 0;
   virtual void put(const Spec &s, uint64_t hash, const MemoEntry &e) = 0;
   virtual size_t size() const = 0;
+  // A hint that the spec of this memo_hash will be looked up soon.
+  virtual void prefetch(uint64_t) const {}
   bool get(const Spec &s, MemoEntry *out) { return get(s, memo_hash(s), out); }
   void put(const Spec &s, const MemoEntry &e) { put(s, memo_hash(s), e); }
 };
@@ -54,6 +56,7 @@ class InMemoryMemo final : public MemoDb {
   }
   void put(const Spec &s, uint64_t hash, const MemoEntry &e) override { table_.put(s, hash, e); }
   size_t size() const override { return table_.size(); }
+  void prefetch(uint64_t hash) const override { table_.prefetch(hash); }
   template <class F>
   void for_each(F &&f) const {
     table_.for_each(f);

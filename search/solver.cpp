@@ -134,13 +134,24 @@ MemoEntry Solver::solve_within(const Spec &s, uint64_t hash, double target_bound
   std::vector<Ranked> &order = scratch.order;
   candidates.clear();
   order.clear();
+  // Expand every action first, and ask the memo to fetch each child's entry while the rest
+  // are expanded: the memo is far larger than the caches, and waiting for each lookup in
+  // turn was much of a search's time.
   for (size_t i = 0; i < actions.size(); ++i) {
     Candidate &c = candidates.emplace_back(s, actions[i], target_);
-    double bound = c.expansion.local_cycles;
     for (int slot = 0; slot < 3; ++slot) {
       const Child &child = c.expansion.children[slot];
       if (!child.present) continue;
       c.hashes[slot] = memo_hash(child.spec);
+      memo_.prefetch(c.hashes[slot]);
+    }
+  }
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    Candidate &c = candidates[i];
+    double bound = c.expansion.local_cycles;
+    for (int slot = 0; slot < 3; ++slot) {
+      const Child &child = c.expansion.children[slot];
+      if (!child.present) continue;
       c.target_bounds[slot] = kNotComputed;
       c.child_bounds[slot] = known_lower_bound(child.spec, c.hashes[slot], &c.target_bounds[slot]);
       // A child that runs zero times still has to exist.
