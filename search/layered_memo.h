@@ -25,6 +25,7 @@ class LayeredMemo final : public MemoDb {
   bool get(const Spec &s, uint64_t hash, MemoEntry *out) override;
   void put(const Spec &s, uint64_t hash, const MemoEntry &e) override;
   size_t size() const override { return local_.size(); }
+  bool get_bound(const Spec &s, uint64_t hash, MemoBound *out) override;
   void prefetch(uint64_t hash) const override { local_.prefetch(hash); }
 
   // Exact results solved through this memo since the last call, as decisions to publish.

@@ -53,14 +53,14 @@ MemoEntry Solver::solve(const Spec &s) {
 }
 
 double Solver::known_lower_bound(const Spec &s, uint64_t hash, double *target_bound) {
-  MemoEntry e;
-  const bool known = memo_.get(s, hash, &e);
-  if (known && e.exact) return e.solvable ? e.cost.cycles : std::numeric_limits<double>::infinity();
+  MemoBound e;
+  const bool known = memo_.get_bound(s, hash, &e);
+  if (known && e.exact) return e.solvable ? e.value : std::numeric_limits<double>::infinity();
   // A spec is often bounded again while it is only partly solved: the target's bound (a tenth
   // of a search, computed for each) is then already in the memoized one.
-  if (known && e.covers_target_bound) return e.lower_bound;
+  if (known && e.covers_target_bound) return e.value;
   *target_bound = target_.lower_bound(s);
-  return known ? std::max(e.lower_bound, *target_bound) : *target_bound;
+  return known ? std::max(e.value, *target_bound) : *target_bound;
 }
 
 namespace {

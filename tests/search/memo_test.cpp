@@ -1,10 +1,9 @@
-// The hash table under the memo and the shared decisions.
+// The solver's memo in memory.
 #include <doctest/doctest.h>
 
 #include <random>
 #include <vector>
 
-#include "key_table.h"
 #include "memo.h"
 
 namespace tessel {
@@ -23,26 +22,44 @@ Spec random_spec(std::mt19937_64 &rng) {
   return s;
 }
 
-TEST_CASE("a spec-keyed table finds exactly the specs put, whatever field differs") {
+// An entry whose every field says which spec it was put for.
+MemoEntry entry_for(size_t i) {
+  MemoEntry e;
+  e.exact = i % 3 != 0;
+  e.solvable = i % 2 == 0;
+  e.covers_target_bound = i % 5 < 2;
+  e.action = {ActionKind(i % 9), uint8_t(i % 7), uint8_t(i % 5), int32_t(i)};
+  e.cost = {double(i) * 1.5, int64_t(i) * 64, int32_t(i % 100)};
+  e.lower_bound = double(i) * 0.25;
+  return e;
+}
+
+bool same_entry(const MemoEntry &a, const MemoEntry &b) {
+  return a.exact == b.exact && a.solvable == b.solvable &&
+         a.covers_target_bound == b.covers_target_bound && a.action == b.action &&
+         a.cost == b.cost && a.lower_bound == b.lower_bound;
+}
+
+TEST_CASE("the memo returns each entry as put, for exactly the spec put, whatever field differs") {
   std::mt19937_64 rng(5);
   std::vector<Spec> specs;
   for (int i = 0; i < 20000; ++i) specs.push_back(random_spec(rng));
-  KeyTable<int, Spec> table;
   InMemoryMemo memo;
+  for (size_t i = 0; i < specs.size(); ++i) memo.put(specs[i], entry_for(i));
   for (size_t i = 0; i < specs.size(); ++i) {
-    table.put(specs[i], int(i));
-    MemoEntry e;
-    e.lower_bound = double(i);
-    memo.put(specs[i], e);
-  }
-  for (size_t i = 0; i < specs.size(); ++i) {
-    const int *v = table.find(specs[i], table_hash(specs[i]));
-    REQUIRE(v);
-    // Random specs may repeat: the last put wins, and it is an equal spec.
-    CHECK(specs[size_t(*v)] == specs[i]);
     MemoEntry e;
     REQUIRE(memo.get(specs[i], &e));
-    CHECK(specs[size_t(e.lower_bound)] == specs[i]);
+    // Random specs may repeat: the last put wins, and it is for an equal spec.
+    const size_t put = size_t(e.action.size);
+    CHECK(specs[put] == specs[i]);
+    CHECK(same_entry(e, entry_for(put)));
+    MemoBound b;
+    REQUIRE(memo.get_bound(specs[i], memo_hash(specs[i]), &b));
+    const MemoBound expected = bound_of(e);
+    CHECK(b.exact == expected.exact);
+    CHECK(b.solvable == expected.solvable);
+    CHECK(b.covers_target_bound == expected.covers_target_bound);
+    CHECK(b.value == expected.value);
   }
   // One field changed out of the random range: a spec never put.
   for (size_t i = 0; i < 2000; ++i) {
@@ -64,13 +81,14 @@ TEST_CASE("a spec-keyed table finds exactly the specs put, whatever field differ
         s.operands[i % 3].layout.strip = 200;
         break;
     }
-    CHECK(table.find(s) == nullptr);
     MemoEntry e;
     CHECK_FALSE(memo.get(s, &e));
+    MemoBound b;
+    CHECK_FALSE(memo.get_bound(s, memo_hash(s), &b));
   }
   size_t visited = 0;
   memo.for_each([&](const Spec &s, const MemoEntry &e) {
-    CHECK(specs[size_t(e.lower_bound)] == s);
+    CHECK(specs[size_t(e.action.size)] == s);
     ++visited;
   });
   CHECK(visited == memo.size());
