@@ -59,8 +59,8 @@ inline std::array<uint64_t, kSpecWords> spec_words(const Spec &s) {
   return spec_words(s, std::make_index_sequence<kSpecWords>());
 }
 
-// The memo's hash of a spec: as key_hash, one multiply per word of its bytes, then
-// splitmix64's finalizer.
+// The memo's hash of a spec: a multilinear hash of its words (independent multiplies, so
+// they issue together), then splitmix64's finalizer to bring the high bits down.
 inline uint64_t memo_hash(const Spec &s) {
   static constexpr uint64_t kMul[] = {0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full,
                                       0x165667b19e3779f9ull, 0xd6e8feb86659fd93ull,
@@ -68,7 +68,7 @@ inline uint64_t memo_hash(const Spec &s) {
   static_assert(kSpecWords <= sizeof(kMul) / sizeof(kMul[0]));
   const std::array<uint64_t, kSpecWords> w = spec_words(s);
   uint64_t h = 0;
-  for (size_t i = 0; i < kSpecWords; ++i) h = (h ^ w[i]) * kMul[i] + (h >> 29);
+  for (size_t i = 0; i < kSpecWords; ++i) h += w[i] * kMul[i];
   h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
   h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
   return h ^ (h >> 31);
