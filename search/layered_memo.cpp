@@ -15,11 +15,6 @@ bool LayeredMemo::get(const Spec &s, uint64_t hash, MemoEntry *out) {
   return false;
 }
 
-bool LayeredMemo::get_bound(const Spec &s, uint64_t hash, MemoBound *out) {
-  if (local_.get_bound(s, hash, out)) return true;
-  return MemoDb::get_bound(s, hash, out);  // through get: the shared decisions
-}
-
 void LayeredMemo::put(const Spec &s, uint64_t hash, const MemoEntry &e) {
   local_.put(s, hash, e);
   if (e.exact) solved_.push_back({spec_key(s), Decision{e.solvable, e.action}});

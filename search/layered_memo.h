@@ -18,15 +18,15 @@ namespace tessel {
 class LayeredMemo final : public MemoDb {
  public:
   LayeredMemo(InMemoryMemo &local, DecisionCache &shared, const Target &target)
-      : local_(local), shared_(shared), target_(target) {}
+      : local_(local), shared_(shared), target_(target) {
+    front_ = &local.table();
+  }
 
   using MemoDb::get;
   using MemoDb::put;
   bool get(const Spec &s, uint64_t hash, MemoEntry *out) override;
   void put(const Spec &s, uint64_t hash, const MemoEntry &e) override;
   size_t size() const override { return local_.size(); }
-  bool get_bound(const Spec &s, uint64_t hash, MemoBound *out) override;
-  void prefetch(uint64_t hash) const override { local_.prefetch(hash); }
 
   // Exact results solved through this memo since the last call, as decisions to publish.
   std::vector<StoredEntry> take_solved();

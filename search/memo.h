@@ -191,27 +191,43 @@ class MemoTable {
 
 class MemoDb {
  public:
+  MemoDb() = default;
+  MemoDb(const MemoDb &) = delete;  // front_ points into the object
+  MemoDb &operator=(const MemoDb &) = delete;
   virtual ~MemoDb() = default;
   // Looks up a canonical spec; `hash` is memo_hash(s).
   virtual bool get(const Spec &s, uint64_t hash, MemoEntry *out) = 0;
   virtual void put(const Spec &s, uint64_t hash, const MemoEntry &e) = 0;
   virtual size_t size() const = 0;
-  // get, for what bounding the spec reads (an in-memory memo then reads less).
-  virtual bool get_bound(const Spec &s, uint64_t hash, MemoBound *out) {
+  // get, for what bounding the spec reads. The solver's hottest call: the front table answers
+  // it inline when it has the spec.
+  bool get_bound(const Spec &s, uint64_t hash, MemoBound *out) {
+    if (front_ && front_->find_bound(s, hash, out)) return true;
+    return get_bound_behind(s, hash, out);
+  }
+  // A hint that the spec of this memo_hash will be looked up soon.
+  void prefetch(uint64_t hash) const {
+    if (front_) front_->prefetch(hash);
+  }
+  bool get(const Spec &s, MemoEntry *out) { return get(s, memo_hash(s), out); }
+  void put(const Spec &s, const MemoEntry &e) { put(s, memo_hash(s), e); }
+
+ protected:
+  // get_bound for a spec the front table does not have (or without a front table).
+  virtual bool get_bound_behind(const Spec &s, uint64_t hash, MemoBound *out) {
     MemoEntry e;
     if (!get(s, hash, &e)) return false;
     *out = bound_of(e);
     return true;
   }
-  // A hint that the spec of this memo_hash will be looked up soon.
-  virtual void prefetch(uint64_t) const {}
-  bool get(const Spec &s, MemoEntry *out) { return get(s, memo_hash(s), out); }
-  void put(const Spec &s, const MemoEntry &e) { put(s, memo_hash(s), e); }
+  // The in-memory table a lookup tries first: what it holds is the memo's answer.
+  const MemoTable *front_ = nullptr;
 };
 
 // The solver's memo in memory.
 class InMemoryMemo final : public MemoDb {
  public:
+  InMemoryMemo() { front_ = &table_; }
   using MemoDb::get;
   using MemoDb::put;
   bool get(const Spec &s, uint64_t hash, MemoEntry *out) override {
@@ -219,14 +235,14 @@ class InMemoryMemo final : public MemoDb {
   }
   void put(const Spec &s, uint64_t hash, const MemoEntry &e) override { table_.put(s, hash, e); }
   size_t size() const override { return table_.size(); }
-  bool get_bound(const Spec &s, uint64_t hash, MemoBound *out) override {
-    return table_.find_bound(s, hash, out);
-  }
-  void prefetch(uint64_t hash) const override { table_.prefetch(hash); }
+  const MemoTable &table() const { return table_; }
   template <class F>
   void for_each(F &&f) const {
     table_.for_each(f);
   }
+
+ protected:
+  bool get_bound_behind(const Spec &, uint64_t, MemoBound *) override { return false; }
 
  private:
   MemoTable table_;
