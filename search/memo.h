@@ -15,8 +15,10 @@
 
 namespace tessel {
 
-// A Spec is its bytes: no padding, and one representation per value.
-static_assert(std::has_unique_object_representations_v<Spec>);
+// MemoTable hashes and compares a Spec's bytes: that needs a Spec without padding, and with
+// one representation per value.
+static_assert(std::has_unique_object_representations_v<Spec>,
+              "the memo keys on a Spec's bytes: keep Spec free of padding");
 
 // Either the exact optimum of a spec (`exact`; `solvable` false means no plan exists), or
 // only a proven lower bound on it, left by a search that was cut off by its budget.
@@ -144,6 +146,7 @@ class MemoTable {
  private:
   static constexpr uint8_t kExact = 1, kSolvable = 2, kCovers = 4;
   static constexpr size_t kNone = ~size_t{0};
+  // One line while a Spec has at most 48 bytes.
   struct alignas(64) Hot {
     uint64_t hash = 0;  // memo_hash | 1; 0: an empty slot
     Spec spec;
