@@ -161,11 +161,10 @@ class MemoTable {
   };
 
   // Where a probe for this tag (memo_hash | 1) starts: bits above the one the tag sets.
-  size_t home(uint64_t tag) const { return (tag >> 1) & (hot_.size() - 1); }
+  size_t home(uint64_t tag) const { return (tag >> 1) & mask_; }
   // The slot holding `s`, or the empty slot where it would go. `tag` is memo_hash(s) | 1.
   size_t slot(const Spec &s, uint64_t tag) const {
-    const size_t mask = hot_.size() - 1;
-    for (size_t i = home(tag);; i = (i + 1) & mask)
+    for (size_t i = home(tag);; i = (i + 1) & mask_)
       if (!hot_[i].hash || (hot_[i].hash == tag && same_spec(hot_[i].spec, s))) return i;
   }
   size_t find_slot(const Spec &s, uint64_t hash) const {
@@ -179,9 +178,11 @@ class MemoTable {
     const size_t size = old_hot.empty() ? 1024 : old_hot.size() * 2;
     hot_.assign(size, Hot{});
     cold_.assign(size, Cold{});
+    mask_ = size - 1;
     for (size_t i = 0; i < old_hot.size(); ++i)
       if (old_hot[i].hash) {
-        const size_t j = slot(old_hot[i].spec, old_hot[i].hash);
+        size_t j = home(old_hot[i].hash);  // the specs are distinct: the first free slot
+        while (hot_[j].hash) j = (j + 1) & mask_;
         hot_[j] = old_hot[i];
         cold_[j] = old_cold[i];
       }
@@ -189,6 +190,7 @@ class MemoTable {
 
   std::vector<Hot> hot_;
   std::vector<Cold> cold_;
+  size_t mask_ = 0;  // hot_.size() - 1
   size_t count_ = 0;
 };
 
