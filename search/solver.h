@@ -45,6 +45,9 @@ class Solver {
                          int depth);
   // The best lower bound known for `s`; sets `target_bound` when it computed it.
   double known_lower_bound(const Spec &s, uint64_t hash, double *target_bound);
+  // known_lower_bound for a spec whose memo entry (if `known`, with bound `memoized`) does not
+  // cover the target's bound.
+  double lower_bound_with_target(const Spec &s, bool known, double memoized, double *target_bound);
 
   const Target &target_;
   MemoDb &memo_;
