@@ -50,7 +50,9 @@ class KeyTable {
   }
   size_t slot(const SpecKey &key, uint64_t tag) const {
     const size_t mask = tags_.size() - 1;
-    for (size_t i = tag & mask;; i = (i + 1) & mask)
+    // Tags set their lowest bit: probes start from the bits above it (from tag & mask, they
+    // only ever started at odd slots, as if the table were half as large).
+    for (size_t i = (tag >> 1) & mask;; i = (i + 1) & mask)
       if (!tags_[i] || (tags_[i] == tag && same(slots_[i].key, key))) return i;
   }
   V *insert(const SpecKey &key) {
