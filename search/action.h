@@ -88,7 +88,8 @@ void enumerate_actions(const Spec &s, const Target &t, std::vector<Action> &out)
 // Whether enumerate_actions lists `a` for `s` (cheaper: only a's kind is enumerated, into
 // `scratch`). Decisions read back from disk are checked with it before expand().
 bool action_applies(const Spec &s, const Action &a, const Target &t, std::vector<Action> &scratch);
-// Applies an action that enumerate_actions listed for `s`.
+// Applies an action that enumerate_actions listed for `s`. The children of a canonical spec
+// are canonical: the solver memoizes them as they are (tests/search/actions_test.cpp).
 Expansion expand(const Spec &s, const Action &a, const Target &t);
 
 // Per-action enumeration and expansion, one file each.
@@ -116,6 +117,9 @@ Expansion expand_kernel(const Spec &s, const Action &a, const Target &t);
 Expansion loop_expansion(const Spec &s, int dim, int32_t step, const Target &t);
 // Whether every operand spanning `dim` can be stepped by `step` keeping panels aligned.
 bool step_keeps_panels(const Spec &s, int dim, int32_t step);
+// The steps step_keeps_panels allows are exactly the multiples of this (1: any step), so a
+// loop over candidate steps asks once per dimension.
+int32_t panel_step_multiple(const Spec &s, int dim);
 // Whether the operands' cache footprints fit the spec's limits at every cache level.
 bool fits_caches(const Spec &s, const Target &t);
 

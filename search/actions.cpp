@@ -1,5 +1,8 @@
 #include "action.h"
 
+#include <array>
+#include <numeric>
+
 #include "check.h"
 
 namespace tessel {
@@ -111,13 +114,19 @@ Expansion expand(const Spec &s, const Action &a, const Target &t) {
 }
 
 bool step_keeps_panels(const Spec &s, int dim, int32_t step) {
+  return step % panel_step_multiple(s, dim) == 0;
+}
+
+int32_t panel_step_multiple(const Spec &s, int dim) {
+  int32_t multiple = 1;
   for (int i = 0; i < s.operand_count(); ++i) {
+    if (!s.operands[i].layout.is_panel()) continue;  // the common case: nothing to align
     const auto axes = s.operand_dims(i);
     for (int axis = 0; axis < 2; ++axis)
-      if (axes[axis] == dim && !panel_step_ok(s.operands[i].layout, axis, s.dims[dim], step))
-        return false;
+      if (axes[axis] == dim)
+        multiple = std::lcm(multiple, panel_step_multiple(s.operands[i].layout, axis, s.dims[dim]));
   }
-  return true;
+  return multiple;
 }
 
 Expansion loop_expansion(const Spec &s, int dim, int32_t step, const Target &t) {
@@ -142,16 +151,23 @@ Expansion loop_expansion(const Spec &s, int dim, int32_t step, const Target &t) 
 }
 
 bool fits_caches(const Spec &s, const Target &t) {
-  for (Level level : {Level::L1, Level::L2, Level::L3}) {
-    int64_t used = 0;
-    bool any = false;
-    for (int i = 0; i < s.operand_count(); ++i) {
-      const TensorSpec &ts = s.operands[i];
-      if (ts.layout.is_register() || ts.level > level) continue;
-      used += t.footprint(ts, s.rows(i), s.cols(i));
-      any = true;
-    }
-    if (any && used > s.limits.bytes(level)) return false;
+  // An operand counts at its own level and every level outside it: sum each footprint once
+  // into its level (this runs for every stage and pack variant of every spec).
+  constexpr int kL3 = static_cast<int>(Level::L3);
+  std::array<int64_t, kL3 + 1> at{};
+  std::array<bool, kL3 + 1> present{};
+  for (int i = 0; i < s.operand_count(); ++i) {
+    const TensorSpec &ts = s.operands[i];
+    if (ts.layout.is_register() || ts.level > Level::L3) continue;
+    at[static_cast<int>(ts.level)] += t.footprint(ts, s.rows(i), s.cols(i));
+    present[static_cast<int>(ts.level)] = true;
+  }
+  int64_t used = 0;
+  bool any = false;
+  for (int level = 0; level <= kL3; ++level) {
+    used += at[level];
+    any = any || present[level];
+    if (is_cache(Level(level)) && any && used > s.limits.bytes(Level(level))) return false;
   }
   return true;
 }

@@ -1,9 +1,9 @@
 // KeyTable: a hash table from spec keys to values, by open addressing with linear probing.
-// The solver's memo and the process's shared decisions both sit in the search's hottest loop
-// (a lookup per child of every action tried) and hold millions of entries, so: no node per
-// entry (one allocation per entry was most of the cost under ASan), and lookups that walk a
-// dense array of 64-bit hash tags (eight to a cache line), touching a slot only when its tag
-// matches. Tag 0 marks an empty slot.
+// The process's shared decisions sit in the search's path (a lookup for each spec a search
+// meets first) and hold millions of entries, so: no node per entry (one allocation per entry
+// was most of the cost under ASan), and lookups that walk a dense array of 64-bit hash tags
+// (eight to a cache line), touching a slot only when its tag matches. Tag 0 marks an empty
+// slot. (The solver's memo has its own table, MemoTable in memo.h.)
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -50,7 +50,9 @@ class KeyTable {
   }
   size_t slot(const SpecKey &key, uint64_t tag) const {
     const size_t mask = tags_.size() - 1;
-    for (size_t i = tag & mask;; i = (i + 1) & mask)
+    // Tags set their lowest bit: probes start from the bits above it (from tag & mask, they
+    // only ever started at odd slots, as if the table were half as large).
+    for (size_t i = (tag >> 1) & mask;; i = (i + 1) & mask)
       if (!tags_[i] || (tags_[i] == tag && same(slots_[i].key, key))) return i;
   }
   V *insert(const SpecKey &key) {

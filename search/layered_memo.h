@@ -18,10 +18,14 @@ namespace tessel {
 class LayeredMemo final : public MemoDb {
  public:
   LayeredMemo(InMemoryMemo &local, DecisionCache &shared, const Target &target)
-      : local_(local), shared_(shared), target_(target) {}
+      : local_(local), shared_(shared), target_(target) {
+    front_ = &local.table();
+  }
 
-  bool get(const Spec &s, MemoEntry *out) override;
-  void put(const Spec &s, const MemoEntry &e) override;
+  using MemoDb::get;
+  using MemoDb::put;
+  bool get(const Spec &s, uint64_t hash, MemoEntry *out) override;
+  void put(const Spec &s, uint64_t hash, const MemoEntry &e) override;
   size_t size() const override { return local_.size(); }
 
   // Exact results solved through this memo since the last call, as decisions to publish.
@@ -36,7 +40,7 @@ class LayeredMemo final : public MemoDb {
   enum class Replay { Ok, Missing, Invalid };
   // The shared decision for `s`, replayed into an exact entry (and kept locally). `reread`
   // asks the store again for a spec its block did not have when read.
-  Replay find_shared(const Spec &s, MemoEntry *out, bool reread);
+  Replay find_shared(const Spec &s, uint64_t hash, MemoEntry *out, bool reread);
   Replay replay(const Spec &s, const Decision &d, MemoEntry *out);
 
   InMemoryMemo &local_;

@@ -55,10 +55,14 @@ int64_t element_offset(Layout l, int64_t ext, int64_t i, int64_t j) {
 }
 
 bool panel_step_ok(Layout l, int axis, int64_t extent, int64_t step) {
+  return step % panel_step_multiple(l, axis, extent) == 0;
+}
+
+int32_t panel_step_multiple(Layout l, int axis, int64_t extent) {
   const bool panel_axis = (l.kind == LayoutKind::PanelRows && axis == 0) ||
                           (l.kind == LayoutKind::PanelCols && axis == 1);
-  if (!panel_axis) return true;
-  return step % l.strip == 0 || extent <= l.strip;
+  // Inside one panel any step keeps tiles aligned; across panels, whole panels at a time.
+  return panel_axis && extent > l.strip ? l.strip : 1;
 }
 
 int64_t buffer_elements(Layout l, int64_t rows, int64_t cols) {

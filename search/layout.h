@@ -64,6 +64,8 @@ int64_t element_offset(Layout l, int64_t ext, int64_t i, int64_t j);
 // Whether a loop may step axis `axis` by `step` over a tile of extent `extent` and keep
 // every tile aligned to panels (see above).
 bool panel_step_ok(Layout l, int axis, int64_t extent, int64_t step);
+// The steps panel_step_ok allows are exactly the multiples of this (1: any step).
+int32_t panel_step_multiple(Layout l, int axis, int64_t extent);
 
 // Elements a memory buffer of this layout needs for a rows x cols tensor.
 int64_t buffer_elements(Layout l, int64_t rows, int64_t cols);

@@ -25,18 +25,19 @@ void enumerate_parallel_tiles(const Spec &s, const Target &t, std::vector<Action
   // Tiles of m x n (the whole extent, or a tile size of each): at least one per thread, and
   // at most four rounds of them, past which smaller tiles only lose reuse.
   const int64_t m = s.dims[0], n = s.dims[1];
-  TileSizes rows = t.tile_sizes(m), cols = t.tile_sizes(n);
-  rows.insert(static_cast<int32_t>(m));
-  cols.insert(static_cast<int32_t>(n));
-  for (int32_t sm : rows) {
-    if (!step_keeps_panels(s, 0, sm)) continue;
-    for (int32_t sn : cols) {
+  auto steps = [&](int dim, auto &&f) {
+    const int32_t multiple = panel_step_multiple(s, dim);  // panels stay aligned
+    for (int32_t size : t.tile_sizes(s.dims[dim]))
+      if (size % multiple == 0) f(size);
+    f(s.dims[dim]);
+  };
+  steps(0, [&](int32_t sm) {
+    steps(1, [&](int32_t sn) {
       const int64_t tiles = (m + sm - 1) / sm * ((n + sn - 1) / sn);
-      if (tiles < s.threads || tiles > 4 * int64_t{s.threads} || !step_keeps_panels(s, 1, sn))
-        continue;
-      out.push_back({ActionKind::ParallelTile, 0, 0, sm, sn});
-    }
-  }
+      if (tiles >= s.threads && tiles <= 4 * int64_t{s.threads})
+        out.push_back({ActionKind::ParallelTile, 0, 0, sm, sn});
+    });
+  });
 }
 
 Expansion expand_parallel_tile(const Spec &s, const Action &a, const Target &t) {

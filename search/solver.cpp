@@ -15,6 +15,8 @@ constexpr int kMaxDepth = 256;
 // How far above a spec's lower bound its search reaches at first (see solve, solve_within):
 // the model's overheads over its bound are rarely larger.
 constexpr double kEagerMargin = 1.5;
+// A target bound not computed yet (bounds are never negative).
+constexpr double kNotComputed = -1;
 
 }  // namespace
 
@@ -29,48 +31,71 @@ void add_child_cost(Cost &total, const Cost &child, double multiplicity, const E
   total.depth = std::max(total.depth, child.depth + 1);
 }
 
+// Inline where the solver bounds children: most are answered from the memo's front table,
+// and a call for each cost a twentieth of a search.
+[[gnu::always_inline]] inline double Solver::known_lower_bound(const Spec &s, uint64_t hash,
+                                                               double *target_bound) {
+  MemoBound e;
+  const bool known = memo_.get_bound(s, hash, &e);
+  if (known && e.exact) return e.solvable ? e.value : std::numeric_limits<double>::infinity();
+  // A spec is often bounded again while it is only partly solved: the target's bound (a tenth
+  // of a search, computed for each) is then already in the memoized one.
+  if (known && e.covers_target_bound) return e.value;
+  return lower_bound_with_target(s, known, e.value, target_bound);
+}
+
+double Solver::lower_bound_with_target(const Spec &s, bool known, double memoized,
+                                       double *target_bound) {
+  *target_bound = target_.lower_bound(s);
+  return known ? std::max(memoized, *target_bound) : *target_bound;
+}
+
 MemoEntry Solver::solve(const Spec &s) {
   const auto start = std::chrono::steady_clock::now();
   // Iterative widening: search under a budget kEagerMargin above the lower bound, and widen
   // it until a plan fits. Each failed round leaves proven lower bounds in the memo, so the
   // next round prunes more; the first plan found is the exact optimum.
   const Spec c = canonical(s);
+  const uint64_t hash = memo_hash(c);
+  double target_bound = kNotComputed;
   MemoEntry e;
-  double budget = known_lower_bound(c) * kEagerMargin;
+  double budget = known_lower_bound(c, hash, &target_bound) * kEagerMargin;
   for (int round = 0; round < 64 && std::isfinite(budget); ++round) {
-    e = solve_within(c, budget, 0);
+    e = solve_within(c, hash, target_bound, budget, 0);
     if (e.exact) break;
     budget = std::max(budget, e.lower_bound) * kEagerMargin;
   }
-  if (!e.exact) e = solve_within(c, std::numeric_limits<double>::infinity(), 0);
+  if (!e.exact) e = solve_within(c, hash, target_bound, std::numeric_limits<double>::infinity(), 0);
   stats_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   TESSEL_CHECK(e.exact, "an unbounded search must end exact");
   return e;
 }
 
-double Solver::known_lower_bound(const Spec &s) {
-  MemoEntry e;
-  if (memo_.get(s, &e)) {
-    if (e.exact) return e.solvable ? e.cost.cycles : std::numeric_limits<double>::infinity();
-    return std::max(e.lower_bound, target_.lower_bound(s));
-  }
-  return target_.lower_bound(s);
-}
-
 namespace {
 
+// An action of the spec being solved, bounded. Its children are expansion.children[i].spec:
+// expand() keeps a canonical spec's children canonical (tests/search/actions_test.cpp).
 struct Candidate {
-  int index = 0;  // position in the enumeration order (the final tie-break)
-  double bound = 0;
+  // Expands in place: the expansion is most of a candidate, and copying it in was 3% of a
+  // search.
+  Candidate(const Spec &s, const Action &a, const Target &t) : expansion(expand(s, a, t)) {}
   Expansion expansion;
-  std::array<Spec, kMaxChildren> children;
+  std::array<uint64_t, kMaxChildren> hashes{};  // memo_hash of each child
   std::array<double, kMaxChildren> child_bounds{};
+  std::array<double, kMaxChildren> target_bounds{};
+};
+
+// A candidate's bound and position in the enumeration order (the final tie-break), ordered
+// apart from the candidates so ordering moves and reads only these.
+struct Ranked {
+  double bound;
+  int index;
 };
 
 struct Scratch {
   std::vector<Action> actions;
   std::vector<Candidate> candidates;
-  std::vector<int> order;
+  std::vector<Ranked> order;
 };
 
 // Budgets are compared with a little slack so rounding never turns a tie into a cut.
@@ -80,15 +105,21 @@ double slack(double budget) {
 
 }  // namespace
 
-MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
+MemoEntry Solver::solve_within(const Spec &s, uint64_t hash, double target_bound, double budget,
+                               int depth) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   MemoEntry found;
-  const bool known = memo_.get(s, &found);
+  const bool known = memo_.get(s, hash, &found);
   if (known && found.exact) {
     ++stats_.memo_hits;
     return found;
   }
-  const double floor = std::max(known ? found.lower_bound : 0.0, target_.lower_bound(s));
+  if (target_bound < 0 && !(known && found.covers_target_bound))
+    target_bound = target_.lower_bound(s);
+  // max(lower_bound, target_bound) when the memoized bound does not already cover it.
+  const double floor = known && found.covers_target_bound
+                           ? found.lower_bound
+                           : std::max(known ? found.lower_bound : 0.0, target_bound);
   if (floor > slack(budget)) {
     ++stats_.memo_hits;
     MemoEntry cut;
@@ -108,51 +139,64 @@ MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
   actions.clear();
   enumerate_actions(s, target_, actions);
   std::vector<Candidate> &candidates = scratch.candidates;
-  candidates.resize(actions.size());
+  std::vector<Ranked> &order = scratch.order;
+  candidates.clear();
+  order.clear();
+  // Expand every action first, and ask the memo to fetch each child's entry while the rest
+  // are expanded: the memo is far larger than the caches, and waiting for each lookup in
+  // turn was much of a search's time.
   for (size_t i = 0; i < actions.size(); ++i) {
-    Candidate &c = candidates[i];
-    c.index = static_cast<int>(i);
-    c.expansion = expand(s, actions[i], target_);
-    c.bound = c.expansion.local_cycles;
+    Candidate &c = candidates.emplace_back(s, actions[i], target_);
     for (int slot = 0; slot < kMaxChildren; ++slot) {
       const Child &child = c.expansion.children[slot];
       if (!child.present) continue;
-      c.children[slot] = canonical(child.spec);
-      c.child_bounds[slot] = known_lower_bound(c.children[slot]);
-      // A child that runs zero times still has to exist.
-      c.bound += child.multiplicity > 0 ? child.multiplicity * c.child_bounds[slot]
-                                        : (c.child_bounds[slot] == kInf ? kInf : 0);
+      c.hashes[slot] = memo_hash(child.spec);
+      memo_.prefetch(c.hashes[slot]);
     }
   }
-  std::vector<int> &order = scratch.order;
-  order.resize(candidates.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  // Insertion sort: stable, allocation-free, and fast for the few dozen actions of a spec.
-  for (size_t i = 1; i < order.size(); ++i) {
-    const int x = order[i];
-    size_t j = i;
-    for (; j > 0 && candidates[x].bound < candidates[order[j - 1]].bound; --j)
-      order[j] = order[j - 1];
-    order[j] = x;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    Candidate &c = candidates[i];
+    double bound = c.expansion.local_cycles;
+    for (int slot = 0; slot < kMaxChildren; ++slot) {
+      const Child &child = c.expansion.children[slot];
+      if (!child.present) continue;
+      c.target_bounds[slot] = kNotComputed;
+      c.child_bounds[slot] = known_lower_bound(child.spec, c.hashes[slot], &c.target_bounds[slot]);
+      // A child that runs zero times still has to exist.
+      bound += child.multiplicity > 0 ? child.multiplicity * c.child_bounds[slot]
+                                      : (c.child_bounds[slot] == kInf ? kInf : 0);
+    }
+    order.push_back({bound, static_cast<int>(i)});
   }
-
   MemoEntry best;
   int best_index = -1;
   // Solving a little past the budget costs little more, and saves re-solving this spec when
   // a later parent can afford more: search up to a margin over the known bound.
   double limit = std::max(budget, floor * kEagerMargin);  // the most a useful plan may cost
   double cut_bound = kInf;                                // the least any skipped action could cost
-  for (int position : order) {
-    const Candidate &c = candidates[position];
-    if (c.bound > slack(limit)) {
-      stats_.actions_pruned += 1;
-      cut_bound = std::min(cut_bound, c.bound);
-      continue;
+  // Candidates are taken cheapest bound first, ties in enumeration order (a stable sort's
+  // order). A spec tries two or three before its limit prunes the rest, so each is found by
+  // a scan of those left: sorting all of them was a twentieth of a search.
+  for (size_t taken = 0; taken < order.size();) {
+    size_t next = taken;
+    for (size_t j = taken + 1; j < order.size(); ++j)
+      if (order[j].bound < order[next].bound ||
+          (order[j].bound == order[next].bound && order[j].index < order[next].index))
+        next = j;
+    std::swap(order[taken], order[next]);
+    const Ranked r = order[taken++];
+    if (r.bound > slack(limit)) {
+      // The bounds left are no smaller, and the limit does not change: all are pruned, and
+      // this is the least of them.
+      stats_.actions_pruned += static_cast<int64_t>(order.size() - taken) + 1;
+      cut_bound = std::min(cut_bound, r.bound);
+      break;
     }
     ++stats_.actions_tried;
+    const Candidate &c = candidates[r.index];
     const Expansion &e = c.expansion;
     Cost total = local_cost(e);
-    double rest = c.bound - e.local_cycles;
+    double rest = r.bound - e.local_cycles;
     bool complete = true;
     for (int slot = 0; slot < kMaxChildren && complete; ++slot) {
       const Child &child = e.children[slot];
@@ -160,7 +204,8 @@ MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
       const double mult = child.multiplicity;
       if (mult > 0) rest -= mult * c.child_bounds[slot];
       const double child_budget = mult > 0 ? (limit - total.cycles - rest) / mult : kInf;
-      const MemoEntry sub = solve_within(c.children[slot], child_budget, depth + 1);
+      const MemoEntry sub =
+          solve_within(child.spec, c.hashes[slot], c.target_bounds[slot], child_budget, depth + 1);
       if (!sub.exact || !sub.solvable) {
         complete = false;
         const double sub_bound = sub.exact ? kInf : sub.lower_bound;
@@ -176,17 +221,17 @@ MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
       continue;
     }
     const bool better =
-        !best.solvable || cheaper(total, best.cost) || (total == best.cost && c.index < best_index);
+        !best.solvable || cheaper(total, best.cost) || (total == best.cost && r.index < best_index);
     if (better) {
       best.exact = best.solvable = true;
-      best.action = actions[c.index];
+      best.action = actions[r.index];
       best.cost = total;
-      best_index = c.index;
+      best_index = r.index;
       limit = std::min(limit, total.cycles);
     }
   }
   if (best.solvable) {
-    memo_.put(s, best);
+    memo_.put(s, hash, best);
     return best;
   }
   MemoEntry cut;
@@ -194,8 +239,9 @@ MemoEntry Solver::solve_within(const Spec &s, double budget, int depth) {
     cut.exact = true;  // no action can ever complete: unsolvable, whatever the budget
   } else {
     cut.lower_bound = std::max(floor, cut_bound);
+    cut.covers_target_bound = true;  // floor covers it
   }
-  memo_.put(s, cut);
+  memo_.put(s, hash, cut);
   return cut;
 }
 

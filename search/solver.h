@@ -38,8 +38,16 @@ class Solver {
   const SearchStats &stats() const { return stats_; }
 
  private:
-  MemoEntry solve_within(const Spec &s, double budget, int depth);
-  double known_lower_bound(const Spec &s);
+  // `s` is canonical with memo_hash(s) `hash`; `target_bound` is target_.lower_bound(s), or
+  // negative when not computed yet (it is pure, so a child's is computed once, when it is
+  // bounded).
+  MemoEntry solve_within(const Spec &s, uint64_t hash, double target_bound, double budget,
+                         int depth);
+  // The best lower bound known for `s`; sets `target_bound` when it computed it.
+  double known_lower_bound(const Spec &s, uint64_t hash, double *target_bound);
+  // known_lower_bound for a spec whose memo entry (if `known`, with bound `memoized`) does not
+  // cover the target's bound.
+  double lower_bound_with_target(const Spec &s, bool known, double memoized, double *target_bound);
 
   const Target &target_;
   MemoDb &memo_;

@@ -20,9 +20,9 @@ void enumerate_k_splits(const Spec &s, const Target &t, std::vector<Action> &out
   // B streamed from main memory is best read a few rows at a time (see the stream factor in
   // target.h): there, shallow splits are worth trying too.
   const int32_t min_split = s.b().level == Level::GL ? t.lanes / 2 : t.min_blocking_tile;
+  const int32_t multiple = panel_step_multiple(s, 2);  // panels stay aligned
   for (int32_t size : t.tile_sizes(s.dims[2], /*output_dim=*/false))
-    if (size >= min_split && step_keeps_panels(s, 2, size))
-      out.push_back({ActionKind::SplitK, 0, 0, size});
+    if (size >= min_split && size % multiple == 0) out.push_back({ActionKind::SplitK, 0, 0, size});
 }
 
 Expansion expand_k_split(const Spec &s, const Action &a, const Target &t) {

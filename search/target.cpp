@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -94,6 +95,22 @@ void TileSizes::insert(int32_t v) {
 }
 
 TileSizes Target::tile_sizes(int64_t extent, bool output_dim) const {
+  if (tile_size_table_.empty()) return compute_tile_sizes(extent, output_dim);
+  if (!output_dim) {
+    // The powers of two below the extent, which open the table.
+    static constexpr std::array<int32_t, 31> kPowers = [] {
+      std::array<int32_t, 31> p{};
+      for (int i = 0; i < 31; ++i) p[i] = int32_t{1} << i;
+      return p;
+    }();
+    const size_t n = extent > 1 ? std::bit_width(static_cast<uint64_t>(extent - 1)) : 0;
+    return TileSizes(kPowers.data(), std::min(n, kPowers.size()));
+  }
+  const auto end = std::lower_bound(tile_size_table_.begin(), tile_size_table_.end(), extent);
+  return TileSizes(tile_size_table_.data(), static_cast<size_t>(end - tile_size_table_.begin()));
+}
+
+TileSizes Target::compute_tile_sizes(int64_t extent, bool output_dim) const {
   TileSizes sizes;
   for (int64_t s = 1; s < extent; s *= 2) sizes.insert(static_cast<int32_t>(s));
   if (output_dim)
@@ -171,6 +188,9 @@ double Target::best_cycles_per_fma(int64_t m, int64_t n, bool in_loop) const {
 }
 
 void Target::tabulate() {
+  tile_size_table_.clear();
+  const TileSizes all = compute_tile_sizes(int64_t{1} << 31, true);
+  tile_size_table_.assign(all.begin(), all.end());
   fma_cost_table_.clear();
   std::vector<double> table;
   // The best tile for m x n depends on n only through the vectors and the dot-tile columns

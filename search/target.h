@@ -55,18 +55,24 @@ struct CostCoefficients {
   double fork_join = 6000;  // oneTBB parallel_for dispatch and join (~1.5 us at 4 GHz)
 };
 
-// Tile sizes for one extent, ascending: a list with its storage inline (the solver asks for
-// one per spec tried, and a heap vector each time cost a tenth of the search).
+// Tile sizes for one extent, ascending: a prefix of the target's tabulated list, or (for a
+// target not tabulated) a list with its storage inline. The solver asks for one per spec and
+// dimension: a heap vector each time cost a tenth of the search, and building even the inline
+// list a twentieth.
 class TileSizes {
  public:
+  TileSizes() = default;
+  // The first `n` sizes of `table`, which must outlive this list.
+  TileSizes(const int32_t *table, size_t n) : table_(table), n_(n) {}
   // Inserts in order; a size already present is not repeated.
   void insert(int32_t v);
-  const int32_t *begin() const { return v_.data(); }
-  const int32_t *end() const { return v_.data() + n_; }
+  const int32_t *begin() const { return table_ ? table_ : v_.data(); }
+  const int32_t *end() const { return begin() + n_; }
   size_t size() const { return n_; }
-  int32_t operator[](size_t i) const { return v_[i]; }
+  int32_t operator[](size_t i) const { return begin()[i]; }
 
  private:
+  const int32_t *table_ = nullptr;
   std::array<int32_t, 64> v_;  // 31 powers of two and a few multiples of each base
   size_t n_ = 0;
 };
@@ -123,7 +129,11 @@ struct Target {
 
  private:
   double compute_best_cycles_per_fma(int64_t m, int64_t n, bool in_loop) const;
+  TileSizes compute_tile_sizes(int64_t extent, bool output_dim) const;
   std::vector<double> fma_cost_table_;
+  // Every output tile size for the largest extent: the list for an extent is its prefix of
+  // the sizes below that extent.
+  std::vector<int32_t> tile_size_table_;
 };
 
 Target avx2_target(const HostCaches &caches);

@@ -15,16 +15,18 @@ void enumerate_tiles(const Spec &s, const Target &t, std::vector<Action> &out) {
   // for the caches, and blocks narrower than min_blocking_tile are not tried.
   const bool staged = s.a().level == Level::L1 && s.b().level == Level::L1;
   const int32_t cap[2] = {t.vregs, t.vregs * t.lanes};
-  for (int dim = 0; dim < 2; ++dim)
+  for (int dim = 0; dim < 2; ++dim) {
+    const int32_t multiple = panel_step_multiple(s, dim);
     for (int32_t size : t.tile_sizes(s.dims[dim])) {
       if (staged && size > cap[dim]) break;
       if (!staged && size < t.min_blocking_tile) continue;
       // Columns go in whole vectors: a narrower tile would mask every load of its body, not
       // just the remainder's.
       if (dim == 1 && size % t.lanes != 0) continue;
-      if (step_keeps_panels(s, dim, size))
+      if (size % multiple == 0)  // panels stay aligned (step_keeps_panels)
         out.push_back({ActionKind::Tile, static_cast<uint8_t>(dim), 0, size});
     }
+  }
 }
 
 Expansion expand_tile(const Spec &s, const Action &a, const Target &t) {

@@ -58,13 +58,15 @@ class ForcedMemo final : public MemoDb {
       }
   }
   bool solvable() const { return forced_.solvable; }
-  bool get(const Spec &s, MemoEntry *out) override {
-    if (spec_key(s) != key_) return base_.get(s, out);
+  using MemoDb::get;
+  using MemoDb::put;
+  bool get(const Spec &s, uint64_t hash, MemoEntry *out) override {
+    if (spec_key(s) != key_) return base_.get(s, hash, out);
     *out = forced_;
     return true;
   }
-  void put(const Spec &s, const MemoEntry &e) override {
-    if (spec_key(s) != key_) base_.put(s, e);
+  void put(const Spec &s, uint64_t hash, const MemoEntry &e) override {
+    if (spec_key(s) != key_) base_.put(s, hash, e);
   }
   size_t size() const override { return base_.size(); }
 

@@ -142,5 +142,27 @@ TEST_CASE("a spec whose operands cannot fit any register tile is unsolvable, not
   CHECK_FALSE(solver.solve(matmul_spec(5, 8, 3, false, false, false, 1, limits)).solvable);
 }
 
+TEST_CASE("memoized bounds are proven, and cover the target's bound where they say so") {
+  const Target &t = host_target();
+  InMemoryMemo memo;
+  Solver solver(t, memo);
+  for (const Spec &s : {matmul_spec(200, 300, 250, false, false, false, 1, t.limits()),
+                        matmul_spec(37, 129, 61, true, false, true, 2, t.limits())})
+    solver.solve(s);
+  int bounded = 0;
+  InMemoryMemo fresh;  // one memo for the exact optima, which share their sub-specs
+  Solver exact(t, fresh);
+  memo.for_each([&](const Spec &s, const MemoEntry &e) {
+    if (e.exact) return;
+    ++bounded;
+    INFO(to_string(s));
+    CHECK(e.covers_target_bound);  // every inexact entry the solver leaves
+    CHECK(e.lower_bound >= t.lower_bound(s));
+    const MemoEntry best = exact.solve(s);
+    if (best.solvable) CHECK(best.cost.cycles >= e.lower_bound * (1 - 1e-12));
+  });
+  CHECK(bounded > 100);
+}
+
 }  // namespace
 }  // namespace tessel

@@ -1,0 +1,109 @@
+// Properties of the action plumbing shared by every action (actions.cpp).
+#include <doctest/doctest.h>
+
+#include <random>
+#include <vector>
+
+#include "action.h"
+#include "memo.h"
+#include "solver.h"
+
+namespace tessel {
+namespace {
+
+// Any spec of any op, panels of several strips on every operand included.
+Spec random_spec(std::mt19937_64 &rng) {
+  static constexpr uint8_t kStrips[] = {1, 4, 6, 8, 16};
+  Spec s;
+  s.op = Op(rng() % 4);
+  for (int32_t &d : s.dims) d = 1 + int32_t(rng() % 40);
+  for (TensorSpec &t : s.operands)
+    t = {Level(rng() % kLevelCount), Layout{LayoutKind(rng() % 6), kStrips[rng() % 5]}};
+  return canonical(s);
+}
+
+TEST_CASE("a dimension's panel step multiple allows exactly the steps each operand allows") {
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 1000; ++i) {
+    const Spec s = random_spec(rng);
+    for (int dim = 0; dim < 3; ++dim) {
+      const int32_t multiple = panel_step_multiple(s, dim);
+      for (int32_t step = 1; step <= 64; ++step) {
+        bool every = true;  // the definition: each axis spanning dim, by panel_step_ok
+        for (int op = 0; op < s.operand_count(); ++op)
+          for (int axis = 0; axis < 2; ++axis)
+            if (s.operand_dims(op)[axis] == dim)
+              every = every && panel_step_ok(s.operands[op].layout, axis, s.dims[dim], step);
+        CHECK(step_keeps_panels(s, dim, step) == every);
+        CHECK((step % multiple == 0) == every);
+      }
+    }
+  }
+}
+
+TEST_CASE("operands fit the caches when at each level those at or inside it fit together") {
+  const Target t = avx2_target(HostCaches{});
+  std::mt19937_64 rng(11);
+  int fit = 0, tried = 0;
+  for (int i = 0; i < 20000; ++i) {
+    Spec s = random_spec(rng);
+    // Limits from nothing to a little above what 40 x 40 operands need.
+    s.limits = {16, uint32_t(rng() % 8), uint32_t(rng() % 16), uint32_t(rng() % 32)};
+    bool fits = true;  // the definition, level by level
+    for (Level level : {Level::L1, Level::L2, Level::L3}) {
+      int64_t used = 0;
+      bool any = false;
+      for (int op = 0; op < s.operand_count(); ++op) {
+        const TensorSpec &ts = s.operands[op];
+        if (ts.layout.is_register() || ts.level > level) continue;
+        used += t.footprint(ts, s.rows(op), s.cols(op));
+        any = true;
+      }
+      fits = fits && !(any && used > s.limits.bytes(level));
+    }
+    CHECK(fits_caches(s, t) == fits);
+    fit += fits;
+    ++tried;
+  }
+  CHECK(fit > tried / 10);  // both outcomes are exercised
+  CHECK(fit < tried * 9 / 10);
+}
+
+TEST_CASE("expand keeps a canonical spec's children canonical") {
+  const Target t = avx2_target(HostCaches{});
+  int checked = 0;
+  std::vector<Action> actions;
+  auto check_children = [&](const Spec &s) {
+    actions.clear();
+    enumerate_actions(s, t, actions);
+    for (const Action &a : actions) {
+      const Expansion e = expand(s, a, t);
+      for (const Child &c : e.children)
+        if (c.present) {
+          INFO(to_string(s), " --", to_string(a), "--> ", to_string(c.spec));
+          CHECK(canonical(c.spec) == c.spec);
+          ++checked;
+        }
+    }
+  };
+  // Every spec the solver meets for a few shapes of each kind (threads, transposes, C
+  // accumulated, wide strides), and random specs of every op, level and layout.
+  InMemoryMemo memo;
+  Solver solver(t, memo);
+  for (int shape = 0; shape < 8; ++shape)
+    solver.solve(matmul_spec(shape & 1 ? 37 : 24, 40, shape & 2 ? 3000 : 50, shape & 2, shape & 4,
+                             shape & 1, 1 + (shape & 1), t.limits(), 4096, 0));
+  memo.for_each([&](const Spec &s, const MemoEntry &) { check_children(s); });
+  std::mt19937_64 rng(13);
+  for (int i = 0; i < 5000; ++i) {
+    Spec s = random_spec(rng);
+    s.limits = t.limits();
+    s.threads = uint8_t(1 + rng() % 2);
+    for (TensorSpec &ts : s.operands) ts.wide_stride = rng() & 1;
+    check_children(canonical(s));
+  }
+  CHECK(checked > 50000);
+}
+
+}  // namespace
+}  // namespace tessel

@@ -1,0 +1,98 @@
+// The solver's memo in memory.
+#include <doctest/doctest.h>
+
+#include <random>
+#include <vector>
+
+#include "memo.h"
+
+namespace tessel {
+namespace {
+
+Spec random_spec(std::mt19937_64 &rng) {
+  Spec s;
+  s.op = Op(rng() % 4);
+  s.accumulate = rng() & 1;
+  s.threads = uint8_t(1 + rng() % 4);
+  for (int32_t &d : s.dims) d = 1 + int32_t(rng() % 300);
+  for (TensorSpec &t : s.operands)
+    t = {Level(rng() % kLevelCount), Layout{LayoutKind(rng() % 6), uint8_t(rng() % 3 * 8)},
+         bool(rng() & 1)};
+  s.limits = {uint32_t(rng() % 17), uint32_t(rng() % 64), uint32_t(rng() % 2048), 24576};
+  return s;
+}
+
+// An entry whose every field says which spec it was put for.
+MemoEntry entry_for(size_t i) {
+  MemoEntry e;
+  e.exact = i % 3 != 0;
+  e.solvable = i % 2 == 0;
+  e.covers_target_bound = i % 5 < 2;
+  e.action = {ActionKind(i % 9), uint8_t(i % 7), uint8_t(i % 5), int32_t(i)};
+  e.cost = {double(i) * 1.5, int64_t(i) * 64, int32_t(i % 100)};
+  e.lower_bound = double(i) * 0.25;
+  return e;
+}
+
+bool same_entry(const MemoEntry &a, const MemoEntry &b) {
+  return a.exact == b.exact && a.solvable == b.solvable &&
+         a.covers_target_bound == b.covers_target_bound && a.action == b.action &&
+         a.cost == b.cost && a.lower_bound == b.lower_bound;
+}
+
+TEST_CASE("the memo returns each entry as put, for exactly the spec put, whatever field differs") {
+  std::mt19937_64 rng(5);
+  std::vector<Spec> specs;
+  for (int i = 0; i < 20000; ++i) specs.push_back(random_spec(rng));
+  InMemoryMemo memo;
+  for (size_t i = 0; i < specs.size(); ++i) memo.put(specs[i], entry_for(i));
+  for (size_t i = 0; i < specs.size(); ++i) {
+    MemoEntry e;
+    REQUIRE(memo.get(specs[i], &e));
+    // Random specs may repeat: the last put wins, and it is for an equal spec.
+    const size_t put = size_t(e.action.size);
+    CHECK(specs[put] == specs[i]);
+    CHECK(same_entry(e, entry_for(put)));
+    MemoBound b;
+    REQUIRE(memo.get_bound(specs[i], memo_hash(specs[i]), &b));
+    const MemoBound expected = bound_of(e);
+    CHECK(b.exact == expected.exact);
+    CHECK(b.solvable == expected.solvable);
+    CHECK(b.covers_target_bound == expected.covers_target_bound);
+    CHECK(b.value == expected.value);
+  }
+  // One field changed out of the random range: a spec never put.
+  for (size_t i = 0; i < 2000; ++i) {
+    Spec s = specs[i];
+    switch (i % 5) {
+      case 0:
+        s.dims[i % 3] += 1000;
+        break;
+      case 1:
+        s.operands[i % 3].wide_stride = !s.operands[i % 3].wide_stride;
+        break;
+      case 2:
+        s.limits.l2_kib += 4096;
+        break;
+      case 3:
+        s.threads = uint8_t(s.threads + 16);
+        break;
+      case 4:
+        s.operands[i % 3].layout.strip = 200;
+        break;
+    }
+    MemoEntry e;
+    CHECK_FALSE(memo.get(s, &e));
+    MemoBound b;
+    CHECK_FALSE(memo.get_bound(s, memo_hash(s), &b));
+  }
+  size_t visited = 0;
+  memo.for_each([&](const Spec &s, const MemoEntry &e) {
+    CHECK(specs[size_t(e.action.size)] == s);
+    ++visited;
+  });
+  CHECK(visited == memo.size());
+}
+
+}  // namespace
+}  // namespace tessel
