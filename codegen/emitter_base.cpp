@@ -1,6 +1,5 @@
 #include "emitter_base.h"
 
-#include <cstdlib>
 #include <limits>
 
 #include "jit_kernel.h"
@@ -18,24 +17,10 @@ bool fits_int32(int64_t v) {
   return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
 }
 
-RwAllocator g_rw_allocator;
-
 }  // namespace
 
-uint8_t *RwAllocator::alloc(size_t size) {
-  // Page-aligned so that alignment requests inside the code survive the copy into mmap'ed
-  // pages.
-  const size_t page = 4096;
-  return static_cast<uint8_t *>(std::aligned_alloc(page, (size + page - 1) / page * page));
-}
-
-void RwAllocator::free(uint8_t *p) {
-  std::free(p);
-}
-
-EmitterBase::EmitterBase(size_t max_code_bytes)
-    : XbyakErrorReset(),
-      Xbyak::CodeGenerator(max_code_bytes, Xbyak::DontSetProtectRWE, &g_rw_allocator) {}
+EmitterBase::EmitterBase(uint8_t *buffer, size_t capacity)
+    : XbyakErrorReset(), Xbyak::CodeGenerator(capacity, buffer) {}
 
 bool EmitterBase::status(std::string *error) const {
   if (const int err = Xbyak::GetError()) {

@@ -3,8 +3,9 @@
 // helpers that survive any displacement, and the ONE place where Xbyak's error code and the
 // emitter's own failures become a status.
 //
-// Code is generated into a plain read+write heap buffer (Xbyak never mprotects it: see
-// RwAllocator); executable_memory.cpp later copies it into pages that are only read+execute.
+// Code is generated into a plain read+write buffer the caller owns (Xbyak's user-buffer mode:
+// it never allocates or mprotects it); executable_memory.cpp later copies it into pages that
+// are only read+execute.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -12,15 +13,6 @@
 #include <xbyak/xbyak.h>
 
 namespace tessel {
-
-// Page-aligned heap memory that Xbyak must leave read+write (useProtect() == false), so no
-// page is ever writable and executable at once.
-class RwAllocator final : public Xbyak::Allocator {
- public:
-  uint8_t *alloc(size_t size) override;
-  void free(uint8_t *p) override;
-  bool useProtect() const override { return false; }
-};
 
 // Xbyak's error code is thread-local and sticky (the first error wins): it must be cleared
 // before Xbyak::CodeGenerator is constructed, hence a base that comes first.
@@ -30,7 +22,9 @@ struct XbyakErrorReset {
 
 class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
  public:
-  explicit EmitterBase(size_t max_code_bytes);
+  // Emits into `buffer` (page-aligned, `capacity` bytes, read+write); a kernel that does not
+  // fit stops with code_too_big().
+  EmitterBase(uint8_t *buffer, size_t capacity);
   EmitterBase(const EmitterBase &) = delete;
   EmitterBase &operator=(const EmitterBase &) = delete;
 

@@ -1,5 +1,8 @@
 #include "jit_kernel.h"
 
+#include <algorithm>
+
+#include "code_buffer.h"
 #include "executable_memory.h"
 #include "plan_emitter.h"
 
@@ -16,15 +19,27 @@ bool emit_kernel(const EmitRequest &req, std::unique_ptr<JitKernel> *out, std::s
     err = "emit_kernel: null plan or output";
     return false;
   }
-  // Start from ~4 KiB per plan node (an unrolled 6x16 k loop is ~2 KiB) and grow when Xbyak
-  // reports the buffer full: plans differ a lot in how much straight-line code they unroll.
-  size_t capacity = 64 * 1024 + req.plan->nodes.size() * 4096;
+  // The thread's buffer keeps the size earlier kernels needed; it grows when Xbyak reports it
+  // full: plans differ a lot in how much straight-line code they unroll. 64 KiB holds every
+  // benchmark plan (the largest, 1000^3, emits 44 KiB).
+  CodeBuffer &buffer = thread_code_buffer();
+  struct Trim {
+    CodeBuffer &buffer;
+    ~Trim() { buffer.trim(); }
+  } trim{buffer};
+  size_t capacity = std::max<size_t>(buffer.capacity(), 64 * 1024);
   for (int attempt = 0;; ++attempt) {
-    PlanEmitter emitter(req, capacity);
+    // Never null into Xbyak: a null user buffer would make it allocate its own.
+    uint8_t *const memory = buffer.reserve(capacity);
+    if (memory == nullptr) {
+      err = "emit_kernel: no memory for a code buffer of " + std::to_string(capacity) + " bytes";
+      return false;
+    }
+    PlanEmitter emitter(req, memory, buffer.capacity());
     emitter.emit();
     if (!emitter.status(&err)) {
       if (emitter.code_too_big() && attempt < 6) {
-        capacity *= 4;
+        capacity = buffer.capacity() * 4;
         continue;
       }
       return false;

@@ -24,8 +24,8 @@ int register_tile_count(const PlanTensor &t) {
 
 }  // namespace
 
-PlanEmitter::PlanEmitter(const EmitRequest &req, size_t max_code_bytes)
-    : EmitterBase(max_code_bytes), req_(req), plan_(*req.plan) {
+PlanEmitter::PlanEmitter(const EmitRequest &req, uint8_t *buffer, size_t capacity)
+    : EmitterBase(buffer, capacity), req_(req), plan_(*req.plan) {
   // Plan bodies can be long: every forward jump gets a 32-bit displacement.
   setDefaultJmpNEAR(true);
 }

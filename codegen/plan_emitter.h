@@ -22,7 +22,7 @@ namespace tessel {
 
 class PlanEmitter : public EmitterBase {
  public:
-  PlanEmitter(const EmitRequest &req, size_t max_code_bytes);
+  PlanEmitter(const EmitRequest &req, uint8_t *buffer, size_t capacity);
 
   // Emits the whole function. Check status() afterwards.
   void emit();
