@@ -1,7 +1,5 @@
 #include "emitter_base.h"
 
-#include <limits>
-
 #include "jit_kernel.h"
 
 namespace tessel {
@@ -12,10 +10,6 @@ const Xbyak::Reg64 kCalleeSaved[] = {
     Xbyak::Reg64(Xbyak::Operand::RBX), Xbyak::Reg64(Xbyak::Operand::RBP),
     Xbyak::Reg64(Xbyak::Operand::R12), Xbyak::Reg64(Xbyak::Operand::R13),
     Xbyak::Reg64(Xbyak::Operand::R14), Xbyak::Reg64(Xbyak::Operand::R15)};
-
-bool fits_int32(int64_t v) {
-  return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
-}
 
 }  // namespace
 
@@ -42,20 +36,67 @@ void EmitterBase::fail(const std::string &why) {
   if (failure_.empty()) failure_ = why;
 }
 
-Xbyak::Address EmitterBase::mem(const Xbyak::Reg64 &base, int64_t disp) {
-  if (fits_int32(disp)) return ptr[base + static_cast<int32_t>(disp)];
-  mov(reg_scratch, disp);
-  return ptr[base + reg_scratch];
+Mem::operator Xbyak::Address() const {
+  if (index < 0) return Xbyak::util::ptr[Xbyak::Reg64(base) + disp];
+  return Xbyak::util::ptr[Xbyak::Reg64(base) + Xbyak::Reg64(index) + disp];
 }
 
-void EmitterBase::add_imm(const Xbyak::Reg64 &r, int64_t v) {
-  if (v == 0) return;
-  if (fits_int32(v)) {
+Mem EmitterBase::far_mem(const Xbyak::Reg64 &base, int64_t disp) {
+  mov(reg_scratch, disp);
+  return Mem{base.getIdx(), reg_scratch.getIdx(), 0};
+}
+
+void EmitterBase::xbyak_add_imm(const Xbyak::Reg64 &r, int64_t v) {
+  if (x86::fits_int32(v)) {
     add(r, static_cast<int32_t>(v));
   } else {
     mov(reg_scratch, v);
     add(r, reg_scratch);
   }
+}
+
+void EmitterBase::xbyak_vmovups(const Xbyak::Xmm &dst, const Mem &src) {
+  Xbyak::CodeGenerator::vmovups(dst, Xbyak::Address(src));
+}
+
+void EmitterBase::xbyak_vmovups(const Mem &dst, const Xbyak::Xmm &src) {
+  Xbyak::CodeGenerator::vmovups(Xbyak::Address(dst), src);
+}
+
+void EmitterBase::xbyak_vmovss(const Xbyak::Xmm &dst, const Mem &src) {
+  Xbyak::CodeGenerator::vmovss(dst, Xbyak::Address(src));
+}
+
+void EmitterBase::xbyak_vmovss(const Mem &dst, const Xbyak::Xmm &src) {
+  Xbyak::CodeGenerator::vmovss(Xbyak::Address(dst), src);
+}
+
+void EmitterBase::xbyak_vbroadcastss(const Xbyak::Xmm &dst, const Mem &src) {
+  Xbyak::CodeGenerator::vbroadcastss(dst, Xbyak::Address(src));
+}
+
+void EmitterBase::xbyak_vmaskmovps(Vreg dst, Vreg mask, const Mem &src) {
+  Xbyak::CodeGenerator::vmaskmovps(Xbyak::Ymm(dst), Xbyak::Ymm(mask), Xbyak::Address(src));
+}
+
+void EmitterBase::xbyak_vfmadd231ps(Vreg dst, Vreg a, Vreg b) {
+  Xbyak::CodeGenerator::vfmadd231ps(Xbyak::Ymm(dst), Xbyak::Ymm(a), Xbyak::Ymm(b));
+}
+
+void EmitterBase::xbyak_vmulps(Vreg dst, Vreg a, Vreg b) {
+  Xbyak::CodeGenerator::vmulps(Xbyak::Ymm(dst), Xbyak::Ymm(a), Xbyak::Ymm(b));
+}
+
+void EmitterBase::xbyak_vxorps(Vreg dst, Vreg a, Vreg b) {
+  Xbyak::CodeGenerator::vxorps(Xbyak::Ymm(dst), Xbyak::Ymm(a), Xbyak::Ymm(b));
+}
+
+void EmitterBase::xbyak_prefetcht0(const Mem &m) {
+  Xbyak::CodeGenerator::prefetcht0(Xbyak::Address(m));
+}
+
+void EmitterBase::xbyak_dec(const Xbyak::Reg64 &r) {
+  Xbyak::CodeGenerator::dec(r);
 }
 
 void EmitterBase::preamble(int spill_slots) {

@@ -1,7 +1,7 @@
 // The base of every tessel emitter: the System V ABI (preamble, postamble, callee-saved
 // registers, vzeroupper), the general-purpose registers by role, the stack frame, addressing
-// helpers that survive any displacement, and the ONE place where Xbyak's error code and the
-// emitter's own failures become a status.
+// helpers that survive any displacement, the direct encoding of the hot instruction forms, and
+// the ONE place where Xbyak's error code and the emitter's own failures become a status.
 //
 // Code is generated into a plain read+write buffer the caller owns (Xbyak's user-buffer mode:
 // it never allocates or mprotects it); executable_memory.cpp later copies it into pages that
@@ -12,7 +12,29 @@
 
 #include <xbyak/xbyak.h>
 
+#include "x86_encoder.h"
+
 namespace tessel {
+
+// [base + index + disp] as mem() builds it: three small fields rather than an Xbyak::Address,
+// whose construction alone cost more than encoding the instruction. The hot instructions take
+// it directly (EmitterBase's overloads below); it converts to an Xbyak::Address for all others.
+struct Mem {
+  int base = 0;
+  int index = -1;  // none; reg_scratch when the displacement needed 64 bits
+  int32_t disp = 0;
+  operator Xbyak::Address() const;  // implicit: any Xbyak instruction takes a Mem
+};
+
+// A ymm register by number: what PlanEmitter::tile() and temp() return, and what the hot
+// instruction overloads below take. Xbyak's register objects are packed bit fields; building
+// one per operand and reading it back cost more than encoding the instruction. It converts
+// to an Xbyak::Ymm for every other instruction.
+struct Vreg {
+  int idx = 0;
+  int getIdx() const { return idx; }  // Xbyak's spelling: kernels ask either kind
+  operator Xbyak::Ymm() const { return Xbyak::Ymm(idx); }  // implicit, as Mem
+};
 
 // Xbyak's error code is thread-local and sticky (the first error wins): it must be cleared
 // before Xbyak::CodeGenerator is constructed, hence a base that comes first.
@@ -63,9 +85,91 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
   const Xbyak::Reg64 reg_scratch{Xbyak::Operand::RAX};
 
   // [base + disp] for any 64-bit displacement (through reg_scratch beyond 32 bits).
-  Xbyak::Address mem(const Xbyak::Reg64 &base, int64_t disp);
+  Mem mem(const Xbyak::Reg64 &base, int64_t disp) {
+    if (x86::fits_int32(disp)) return {base.getIdx(), -1, static_cast<int32_t>(disp)};
+    return far_mem(base, disp);
+  }
   // r += v (any 64-bit v; nothing emitted for 0).
-  void add_imm(const Xbyak::Reg64 &r, int64_t v);
+  void add_imm(const Xbyak::Reg64 &r, int64_t v) {
+    if (v == 0) return;
+    // rax has its own short imm32 form, which Xbyak writes.
+    if (uint8_t *p = direct();
+        p != nullptr && x86::fits_int32(v) && r.getIdx() != reg_scratch.getIdx()) {
+      written(x86::add_imm(p, r.getIdx(), static_cast<int32_t>(v)));
+    } else {
+      xbyak_add_imm(r, v);
+    }
+  }
+
+  // The hot instruction forms, encoded directly (x86_encoder.h) into Xbyak's buffer: the same
+  // bytes Xbyak writes, without its generic operand handling. Other operand combinations, and
+  // the last bytes of the buffer (where Xbyak reports it full), go through Xbyak, whose
+  // overloads stay visible for everything else.
+  using Xbyak::CodeGenerator::dec;
+  using Xbyak::CodeGenerator::prefetcht0;
+  using Xbyak::CodeGenerator::vbroadcastss;
+  using Xbyak::CodeGenerator::vfmadd231ps;
+  using Xbyak::CodeGenerator::vmaskmovps;
+  using Xbyak::CodeGenerator::vmovss;
+  using Xbyak::CodeGenerator::vmovups;
+  using Xbyak::CodeGenerator::vmulps;
+  using Xbyak::CodeGenerator::vxorps;
+  void vmovups(Vreg dst, const Mem &src) {
+    if (!vex_memory(x86::kVmovupsLoad, true, dst.idx, 0, src)) xbyak_vmovups(dst, src);
+  }
+  void vmovups(const Mem &dst, Vreg src) {
+    if (!vex_memory(x86::kVmovupsStore, true, src.idx, 0, dst)) xbyak_vmovups(dst, src);
+  }
+  void vbroadcastss(Vreg dst, const Mem &src) {
+    if (!vex_memory(x86::kVbroadcastss, true, dst.idx, 0, src)) xbyak_vbroadcastss(dst, src);
+  }
+  void vmaskmovps(Vreg dst, Vreg mask, const Mem &src) {
+    if (!vex_memory(x86::kVmaskmovpsLoad, true, dst.idx, mask.idx, src))
+      xbyak_vmaskmovps(dst, mask, src);
+  }
+  void vfmadd231ps(Vreg dst, Vreg a, Vreg b) {
+    if (!vex_registers(x86::kVfmadd231ps, true, dst.idx, a.idx, b.idx))
+      xbyak_vfmadd231ps(dst, a, b);
+  }
+  void vmulps(Vreg dst, Vreg a, Vreg b) {
+    if (!vex_registers(x86::kVmulps, true, dst.idx, a.idx, b.idx)) xbyak_vmulps(dst, a, b);
+  }
+  void vxorps(Vreg dst, Vreg a, Vreg b) {
+    if (!vex_registers(x86::kVxorps, true, dst.idx, a.idx, b.idx)) xbyak_vxorps(dst, a, b);
+  }
+  // The same forms on Xbyak's xmm or ymm registers (xmm pieces of a row, scalars).
+  void vmovups(const Xbyak::Xmm &dst, const Mem &src) {
+    if (!vex_vector(dst) || !vex_memory(x86::kVmovupsLoad, dst.isYMM(), dst.getIdx(), 0, src))
+      xbyak_vmovups(dst, src);
+  }
+  void vmovups(const Mem &dst, const Xbyak::Xmm &src) {
+    if (!vex_vector(src) || !vex_memory(x86::kVmovupsStore, src.isYMM(), src.getIdx(), 0, dst))
+      xbyak_vmovups(dst, src);
+  }
+  void vmovss(const Xbyak::Xmm &dst, const Mem &src) {
+    if (!dst.isXMM() || !vex_vector(dst) ||
+        !vex_memory(x86::kVmovssLoad, false, dst.getIdx(), 0, src))
+      xbyak_vmovss(dst, src);
+  }
+  void vmovss(const Mem &dst, const Xbyak::Xmm &src) {
+    if (!src.isXMM() || !vex_vector(src) ||
+        !vex_memory(x86::kVmovssStore, false, src.getIdx(), 0, dst))
+      xbyak_vmovss(dst, src);
+  }
+  void prefetcht0(const Mem &m) {
+    if (uint8_t *p = direct(); p != nullptr && m.index < 0) {
+      written(x86::prefetcht0(p, {m.base, m.disp}));
+    } else {
+      xbyak_prefetcht0(m);
+    }
+  }
+  void dec(const Xbyak::Reg64 &r) {
+    if (uint8_t *p = direct()) {
+      written(x86::dec(p, r.getIdx()));
+    } else {
+      xbyak_dec(r);
+    }
+  }
 
   // Stack frame slots, valid after preamble().
   Xbyak::Address alpha_slot() { return dword[rsp + kAlphaSlot]; }
@@ -87,6 +191,42 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
   void postamble();
 
  private:
+  // Where the direct encoder writes, when the longest form it writes still fits the buffer.
+  uint8_t *direct() { return maxSize_ - size_ >= x86::kMaxBytes ? top_ + size_ : nullptr; }
+  void written(const uint8_t *end) { size_ = static_cast<size_t>(end - top_); }
+  // xmm or ymm without EVEX decorations (opmask, zeroing, rounding): what VEX encodes, if its
+  // number is below 16 (checked with the other operands').
+  static bool vex_vector(const Xbyak::Xmm &r) {
+    return (r.isXMM() || r.isYMM()) && r.getOpmaskIdx() == 0 && !r.hasZero() &&
+           r.getRounding() == 0;
+  }
+  bool vex_registers(x86::VexOpcode op, bool ymm, int dst, int a, int b) {
+    uint8_t *p = direct();
+    if (p == nullptr || ((dst | a | b) & ~15) != 0) return false;
+    written(x86::vex_reg(p, op, ymm, dst, a, b));
+    return true;
+  }
+  bool vex_memory(x86::VexOpcode op, bool ymm, int reg, int vvvv, const Mem &m) {
+    uint8_t *p = direct();
+    if (p == nullptr || m.index >= 0 || ((reg | vvvv) & ~15) != 0) return false;
+    written(x86::vex_memory(p, op, ymm, reg, vvvv, {m.base, m.disp}));
+    return true;
+  }
+  // The rest of each instruction above, through Xbyak (out of line: rare).
+  Mem far_mem(const Xbyak::Reg64 &base, int64_t disp);
+  void xbyak_add_imm(const Xbyak::Reg64 &r, int64_t v);
+  void xbyak_vmovups(const Xbyak::Xmm &dst, const Mem &src);
+  void xbyak_vmovups(const Mem &dst, const Xbyak::Xmm &src);
+  void xbyak_vmovss(const Xbyak::Xmm &dst, const Mem &src);
+  void xbyak_vmovss(const Mem &dst, const Xbyak::Xmm &src);
+  void xbyak_vbroadcastss(const Xbyak::Xmm &dst, const Mem &src);
+  void xbyak_vmaskmovps(Vreg dst, Vreg mask, const Mem &src);
+  void xbyak_vfmadd231ps(Vreg dst, Vreg a, Vreg b);
+  void xbyak_vmulps(Vreg dst, Vreg a, Vreg b);
+  void xbyak_vxorps(Vreg dst, Vreg a, Vreg b);
+  void xbyak_prefetcht0(const Mem &m);
+  void xbyak_dec(const Xbyak::Reg64 &r);
+
   static constexpr int kAlphaSlot = 0, kWorkspaceSlot = 8, kBeginSlot = 16, kEndSlot = 24,
                        kIndexSlot = 32, kRowSlot = 40, kColumnSlot = 48, kBaseSlots = 56,
                        kSpillSlots = 80;

@@ -30,33 +30,14 @@ PlanEmitter::PlanEmitter(const EmitRequest &req, uint8_t *buffer, size_t capacit
   setDefaultJmpNEAR(true);
 }
 
-const PlanTensor &PlanEmitter::tensor(const PlanNode &n, int operand) const {
-  return plan_.tensors[static_cast<size_t>(n.tensors[static_cast<size_t>(operand)])];
-}
-
-int64_t PlanEmitter::element_bytes(const PlanNode &n, int operand, int64_t i, int64_t j) const {
-  const int tid = n.tensors[static_cast<size_t>(operand)];
-  const TensorState &st = tensors_[static_cast<size_t>(tid)];
-  return element_offset(plan_.tensors[static_cast<size_t>(tid)].spec.layout, st.ld, i, j) * 4;
-}
-
-Xbyak::Address PlanEmitter::element(const PlanNode &n, int operand, int64_t i, int64_t j,
-                                    int64_t extra_bytes) {
-  const TensorState &st = tensors_[static_cast<size_t>(n.tensors[static_cast<size_t>(operand)])];
-  return mem(st.reg, st.disp + element_bytes(n, operand, i, j) + extra_bytes);
-}
-
 void PlanEmitter::load_origin(const Xbyak::Reg64 &dst, const PlanNode &n, int operand) {
   const TensorState &st = tensors_[static_cast<size_t>(n.tensors[static_cast<size_t>(operand)])];
   lea(dst, mem(st.reg, st.disp));
 }
 
-Xbyak::Ymm PlanEmitter::tile(int index) {
-  if (index < 0 || index >= tile_registers_) {
-    fail("codegen: register tile index out of range");
-    return Xbyak::Ymm(0);
-  }
-  return Xbyak::Ymm(index);
+Vreg PlanEmitter::tile_out_of_range() {
+  fail("codegen: register tile index out of range");
+  return Vreg{0};
 }
 
 bool PlanEmitter::reserve_temps(int count, const char *kernel) {
@@ -66,14 +47,14 @@ bool PlanEmitter::reserve_temps(int count, const char *kernel) {
   return false;
 }
 
-void PlanEmitter::load_edge_mask(const Xbyak::Ymm &mask, int valid) {
+void PlanEmitter::load_edge_mask(Vreg mask, int valid) {
   if (valid <= 0 || valid >= kLanes) {
     fail("codegen: edge mask of " + std::to_string(valid) + " lanes");
     return;
   }
   // mask_table_ is kLanes all-ones lanes then kLanes zero lanes: starting kLanes - valid
   // lanes in leaves exactly `valid` ones.
-  vmovups(mask, ptr[rip + mask_table_ + 4 * (kLanes - valid)]);
+  vmovups(Xbyak::Ymm(mask), ptr[rip + mask_table_ + 4 * (kLanes - valid)]);
 }
 
 void PlanEmitter::compute_heights() {
@@ -118,7 +99,7 @@ void PlanEmitter::emit() {
            std::to_string(i) + " is smaller than " + std::to_string(need));
       return;
     }
-    tensors_[static_cast<size_t>(i)] = TensorState{true, user_regs[i], 0, lds[i]};
+    tensors_[static_cast<size_t>(i)] = TensorState{true, user_regs[i], 0, lds[i], t.spec.layout};
   }
   compute_heights();
   if (failed()) return;
@@ -429,7 +410,7 @@ void PlanEmitter::emit_alloc(int id) {
     }
     tile_tensor_ = nt;
     tile_registers_ = count;
-    st = TensorState{true, Xbyak::Reg64(), 0, 0};
+    st = TensorState{true, Xbyak::Reg64(), 0, 0, t.spec.layout};
   } else if (t.role == PlanTensor::Role::Buffer) {
     if (n.operand != 0 && n.operand != 1) {
       fail("codegen: packed buffer for an operand other than A or B");
@@ -448,7 +429,7 @@ void PlanEmitter::emit_alloc(int id) {
     }
     mov(reg, workspace_slot());
     add_imm(reg, t.workspace_offset);
-    st = TensorState{true, reg, 0, t.ext};
+    st = TensorState{true, reg, 0, t.ext, t.spec.layout};
   } else {
     fail("codegen: alloc of a user tensor");
     return;

@@ -16,6 +16,7 @@
 
 #include "emitter_base.h"
 #include "jit_kernel.h"
+#include "layout.h"
 #include "plan.h"
 
 namespace tessel {
@@ -32,25 +33,34 @@ class PlanEmitter : public EmitterBase {
   static constexpr int kVectorRegisters = 16;
 
   const Plan &plan() const { return plan_; }
-  const PlanTensor &tensor(const PlanNode &n, int operand) const;
+  const PlanTensor &tensor(const PlanNode &n, int operand) const {
+    return plan_.tensors[static_cast<size_t>(n.tensors[static_cast<size_t>(operand)])];
+  }
   // Address of element (i, j) of operand `operand`'s tile (memory operands only), plus
   // `extra_bytes`.
-  Xbyak::Address element(const PlanNode &n, int operand, int64_t i, int64_t j,
-                         int64_t extra_bytes = 0);
+  Mem element(const PlanNode &n, int operand, int64_t i, int64_t j, int64_t extra_bytes = 0) {
+    const TensorState &st = state(n, operand);
+    return mem(st.reg, st.disp + bytes_from_origin(st, i, j) + extra_bytes);
+  }
   // Byte offset of element (i, j) from the tile origin of a memory operand.
-  int64_t element_bytes(const PlanNode &n, int operand, int64_t i, int64_t j) const;
+  int64_t element_bytes(const PlanNode &n, int operand, int64_t i, int64_t j) const {
+    return bytes_from_origin(state(n, operand), i, j);
+  }
   // Loads the tile origin of a memory operand into `dst`.
   void load_origin(const Xbyak::Reg64 &dst, const PlanNode &n, int operand);
   // Number of ymm registers the live register tile occupies (0 outside register tiles).
   int tile_registers() const { return tile_registers_; }
   // Accumulator register `index` of the live register tile.
-  Xbyak::Ymm tile(int index);
+  Vreg tile(int index) {
+    if (index < 0 || index >= tile_registers_) return tile_out_of_range();
+    return Vreg{index};
+  }
   // Reserves `count` temporaries after the register tile; false (and a failure recorded)
   // when they do not fit the register file.
   bool reserve_temps(int count, const char *kernel);
-  Xbyak::Ymm temp(int k) const { return Xbyak::Ymm(tile_registers_ + k); }
+  Vreg temp(int k) const { return Vreg{tile_registers_ + k}; }
   // Loads into `mask` a vmaskmovps mask whose first `valid` lanes (1..7) are set.
-  void load_edge_mask(const Xbyak::Ymm &mask, int valid);
+  void load_edge_mask(Vreg mask, int valid);
 
  private:
   struct TensorState {
@@ -58,7 +68,15 @@ class PlanEmitter : public EmitterBase {
     Xbyak::Reg64 reg = Xbyak::Reg64(0);  // tile origin (memory tensors; unused otherwise)
     int64_t disp = 0;                    // folded into every address (unrolled loops)
     int64_t ld = 0;  // leading dimension (user tensors) or extent (buffers), in elements
+    Layout layout;   // the tensor's, kept here: kernels ask for an address per instruction
   };
+  const TensorState &state(const PlanNode &n, int operand) const {
+    return tensors_[static_cast<size_t>(n.tensors[static_cast<size_t>(operand)])];
+  }
+  static int64_t bytes_from_origin(const TensorState &st, int64_t i, int64_t j) {
+    return element_offset(st.layout, st.ld, i, j) * 4;
+  }
+  Vreg tile_out_of_range();
   // An origin a loop moves: tensor and its byte increment per iteration.
   using Shift = std::pair<int, int64_t>;
 
