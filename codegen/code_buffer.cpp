@@ -34,9 +34,4 @@ void CodeBuffer::trim() {
   capacity_ = 0;
 }
 
-CodeBuffer &thread_code_buffer() {
-  static thread_local CodeBuffer buffer;
-  return buffer;
-}
-
 }  // namespace tessel

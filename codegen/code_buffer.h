@@ -1,8 +1,7 @@
 // The read+write buffer a thread emits code into before it is copied into executable pages.
 //
-// Each thread keeps one and reuses it for every kernel it emits: allocating a fresh buffer
-// per kernel (and touching fresh pages) cost more than emitting a small kernel. Emission never
-// nests on one thread, so one buffer per thread is enough.
+// Each thread keeps one (jit_kernel.cpp) and reuses it for every kernel it emits: allocating a
+// fresh buffer per kernel (and touching fresh pages) cost more than emitting a small kernel.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -28,8 +27,5 @@ class CodeBuffer {
   uint8_t *data_ = nullptr;
   size_t capacity_ = 0;
 };
-
-// The calling thread's buffer.
-CodeBuffer &thread_code_buffer();
 
 }  // namespace tessel

@@ -16,6 +16,14 @@ const Xbyak::Reg64 kCalleeSaved[] = {
 EmitterBase::EmitterBase(uint8_t *buffer, size_t capacity)
     : XbyakErrorReset(), Xbyak::CodeGenerator(capacity, buffer) {}
 
+void EmitterBase::restart(uint8_t *buffer, size_t capacity) {
+  reset();
+  top_ = buffer;
+  maxSize_ = capacity;
+  frame_bytes_ = 0;
+  failure_.clear();
+}
+
 bool EmitterBase::status(std::string *error) const {
   if (const int err = Xbyak::GetError()) {
     *error = std::string("xbyak: ") + Xbyak::ConvertErrorToString(err);

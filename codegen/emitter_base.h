@@ -189,6 +189,9 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
   void preamble(int spill_slots);
   // Restores the frame and callee-saved registers, clears the upper ymm state, returns.
   void postamble();
+  // Starts a new function at the start of `buffer`, as a new emitter would: Xbyak's size,
+  // labels and error, and this class's frame and failure are forgotten.
+  void restart(uint8_t *buffer, size_t capacity);
 
  private:
   // Where the direct encoder writes, when the longest form it writes still fits the buffer.

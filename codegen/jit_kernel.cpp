@@ -7,6 +7,21 @@
 #include "plan_emitter.h"
 
 namespace tessel {
+namespace {
+
+// What a thread keeps between kernels (emission never nests on a thread): its code buffer and
+// one emitter writing into it.
+struct ThreadEmitter {
+  CodeBuffer buffer;
+  std::unique_ptr<PlanEmitter> emitter;  // destroyed first: it points into `buffer`
+};
+
+ThreadEmitter &thread_emitter() {
+  static thread_local ThreadEmitter thread;
+  return thread;
+}
+
+}  // namespace
 
 JitKernel::~JitKernel() {
   release_executable(code_, mapped_size_);
@@ -22,24 +37,26 @@ bool emit_kernel(const EmitRequest &req, std::unique_ptr<JitKernel> *out, std::s
   // The thread's buffer keeps the size earlier kernels needed; it grows when Xbyak reports it
   // full: plans differ a lot in how much straight-line code they unroll. 64 KiB holds every
   // benchmark plan (the largest, 1000^3, emits 44 KiB).
-  CodeBuffer &buffer = thread_code_buffer();
+  ThreadEmitter &thread = thread_emitter();
   struct Trim {
     CodeBuffer &buffer;
     ~Trim() { buffer.trim(); }
-  } trim{buffer};
-  size_t capacity = std::max<size_t>(buffer.capacity(), 64 * 1024);
+  } trim{thread.buffer};
+  size_t capacity = std::max<size_t>(thread.buffer.capacity(), 64 * 1024);
   for (int attempt = 0;; ++attempt) {
     // Never null into Xbyak: a null user buffer would make it allocate its own.
-    uint8_t *const memory = buffer.reserve(capacity);
+    uint8_t *const memory = thread.buffer.reserve(capacity);
     if (memory == nullptr) {
       err = "emit_kernel: no memory for a code buffer of " + std::to_string(capacity) + " bytes";
       return false;
     }
-    PlanEmitter emitter(req, memory, buffer.capacity());
-    emitter.emit();
+    if (!thread.emitter)
+      thread.emitter = std::make_unique<PlanEmitter>(memory, thread.buffer.capacity());
+    PlanEmitter &emitter = *thread.emitter;
+    emitter.emit(req, memory, thread.buffer.capacity());
     if (!emitter.status(&err)) {
       if (emitter.code_too_big() && attempt < 6) {
-        capacity = buffer.capacity() * 4;
+        capacity = thread.buffer.capacity() * 4;
         continue;
       }
       return false;

@@ -24,8 +24,7 @@ int register_tile_count(const PlanTensor &t) {
 
 }  // namespace
 
-PlanEmitter::PlanEmitter(const EmitRequest &req, uint8_t *buffer, size_t capacity)
-    : EmitterBase(buffer, capacity), req_(req), plan_(*req.plan) {
+PlanEmitter::PlanEmitter(uint8_t *buffer, size_t capacity) : EmitterBase(buffer, capacity) {
   // Plan bodies can be long: every forward jump gets a 32-bit displacement.
   setDefaultJmpNEAR(true);
 }
@@ -54,19 +53,19 @@ void PlanEmitter::load_edge_mask(Vreg mask, int valid) {
   }
   // mask_table_ is kLanes all-ones lanes then kLanes zero lanes: starting kLanes - valid
   // lanes in leaves exactly `valid` ones.
-  vmovups(Xbyak::Ymm(mask), ptr[rip + mask_table_ + 4 * (kLanes - valid)]);
+  vmovups(Xbyak::Ymm(mask), ptr[rip + *mask_table_ + 4 * (kLanes - valid)]);
 }
 
 void PlanEmitter::compute_heights() {
   // Children are built after their parent (plan.cpp appends in pre-order), so one reverse
   // sweep sees every child before its parent.
-  height_.assign(plan_.nodes.size(), 0);
-  for (size_t id = plan_.nodes.size(); id-- > 0;) {
-    const PlanNode &n = plan_.nodes[id];
+  height_.assign(plan_->nodes.size(), 0);
+  for (size_t id = plan_->nodes.size(); id-- > 0;) {
+    const PlanNode &n = plan_->nodes[id];
     int h = 0;
     for (int c : n.children)
       if (c >= 0) {
-        if (static_cast<size_t>(c) <= id || static_cast<size_t>(c) >= plan_.nodes.size()) {
+        if (static_cast<size_t>(c) <= id || static_cast<size_t>(c) >= plan_->nodes.size()) {
           fail("codegen: malformed plan (child before parent)");
           return;
         }
@@ -77,17 +76,30 @@ void PlanEmitter::compute_heights() {
   max_height_ = height_.empty() ? 0 : *std::max_element(height_.begin(), height_.end());
 }
 
-void PlanEmitter::emit() {
-  if (plan_.root < 0 || static_cast<size_t>(plan_.root) >= plan_.nodes.size() ||
-      plan_.tensors.size() < 3) {
+void PlanEmitter::emit(const EmitRequest &req, uint8_t *buffer, size_t capacity) {
+  restart(buffer, capacity);
+  req_ = &req;
+  plan_ = req.plan;
+  max_height_ = 0;
+  tile_registers_ = 0;
+  tile_tensor_ = -1;
+  Xbyak::Label mask_table;
+  mask_table_ = &mask_table;
+  emit_function();
+  mask_table_ = nullptr;
+}
+
+void PlanEmitter::emit_function() {
+  if (plan_->root < 0 || static_cast<size_t>(plan_->root) >= plan_->nodes.size() ||
+      plan_->tensors.size() < 3) {
     fail("codegen: empty or malformed plan");
     return;
   }
-  const int64_t lds[3] = {req_.lda, req_.ldb, req_.ldc};
-  tensors_.assign(plan_.tensors.size(), TensorState{});
+  const int64_t lds[3] = {req_->lda, req_->ldb, req_->ldc};
+  tensors_.assign(plan_->tensors.size(), TensorState{});
   const Xbyak::Reg64 user_regs[3] = {reg_a, reg_b, reg_c};
   for (int i = 0; i < 3; ++i) {
-    const PlanTensor &t = plan_.tensors[static_cast<size_t>(i)];
+    const PlanTensor &t = plan_->tensors[static_cast<size_t>(i)];
     const LayoutKind k = t.spec.layout.kind;
     if (k != LayoutKind::RowMajor && k != LayoutKind::ColMajor) {
       fail("codegen: user tensor with a non-user layout");
@@ -104,24 +116,24 @@ void PlanEmitter::emit() {
   compute_heights();
   if (failed()) return;
   preamble(std::max(0, max_height_ - kCounterRegisters));
-  emit_node(plan_.root);
+  emit_node(plan_->root);
   postamble();
   align(32);
-  L(mask_table_);
+  L(*mask_table_);
   for (int i = 0; i < kLanes; ++i) dd(0xffffffffu);
   for (int i = 0; i < kLanes; ++i) dd(0);
 }
 
 void PlanEmitter::emit_node(int id) {
   if (failed()) return;
-  const PlanNode &n = plan_.nodes[static_cast<size_t>(id)];
+  const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
   switch (n.kind) {
     case NodeKind::Loop:
       emit_loop(id);
       return;
     case NodeKind::Grid:
       // The runtime hands out a grid's iterations; only the root's iterations are visible.
-      if (id != plan_.root) {
+      if (id != plan_->root) {
         fail("codegen: a parallel grid below the root");
         return;
       }
@@ -160,7 +172,7 @@ bool PlanEmitter::loop_shifts(const PlanNode &n, int dim, int64_t step, std::vec
         fail("codegen: loop over a tensor that is not live");
         return false;
       }
-      const PlanTensor &t = plan_.tensors[static_cast<size_t>(tid)];
+      const PlanTensor &t = plan_->tensors[static_cast<size_t>(tid)];
       if (t.role == PlanTensor::Role::Registers) {
         fail("codegen: a loop moves a register tile (registers are named, not addressed)");
         return false;
@@ -204,7 +216,7 @@ void PlanEmitter::counter_dec(int height) {
 }
 
 void PlanEmitter::emit_loop(int id) {
-  const PlanNode &n = plan_.nodes[static_cast<size_t>(id)];
+  const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
   std::vector<Shift> shifts;
   if (!loop_shifts(n, n.dim, n.step, &shifts)) return;
   const int body = n.children[0], rest = n.children[1], first = n.children[2];
@@ -221,7 +233,7 @@ void PlanEmitter::emit_loop(int id) {
     fail("codegen: loop without a body");
     return;
   }
-  if (iterations > 0 && plan_.nodes[static_cast<size_t>(body)].kind == NodeKind::Kernel) {
+  if (iterations > 0 && plan_->nodes[static_cast<size_t>(body)].kind == NodeKind::Kernel) {
     emit_unrolled_kernel_loop(id, iterations, shifts);
     // It leaves the origins after all its iterations; remember how to take them back.
     if (iterations <= kFullUnroll) {
@@ -252,7 +264,7 @@ void PlanEmitter::emit_loop(int id) {
 
 void PlanEmitter::emit_unrolled_kernel_loop(int id, int64_t iterations,
                                             const std::vector<Shift> &shifts) {
-  const PlanNode &n = plan_.nodes[static_cast<size_t>(id)];
+  const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
   const int body = n.children[0];
   if (iterations <= kFullUnroll) {
     for (int64_t u = 0; u < iterations; ++u) {
@@ -279,14 +291,14 @@ void PlanEmitter::emit_unrolled_kernel_loop(int id, int64_t iterations,
 }
 
 void PlanEmitter::emit_parallel_grid(int id) {
-  const PlanNode &n = plan_.nodes[static_cast<size_t>(id)];
+  const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
   std::vector<Shift> by_row, by_column;
   if (!loop_shifts(n, 0, n.step, &by_row) || !loop_shifts(n, 1, n.step2, &by_column)) return;
   const bool last_rows = n.children[1] >= 0, last_columns = n.children[2] >= 0;
   const int64_t columns = n.trips2 + (last_columns ? 1 : 0);
   const int64_t total = (n.trips + (last_rows ? 1 : 0)) * columns;
   if (n.children[0] < 0 || (last_rows && last_columns && n.children[3] < 0) ||
-      total != plan_.grid_iterations() || n.trips >= INT32_MAX || n.trips2 >= INT32_MAX) {
+      total != plan_->grid_iterations() || n.trips >= INT32_MAX || n.trips2 >= INT32_MAX) {
     fail("codegen: malformed parallel grid");
     return;
   }
@@ -390,13 +402,13 @@ void PlanEmitter::emit_parallel_grid(int id) {
 }
 
 void PlanEmitter::emit_alloc(int id) {
-  const PlanNode &n = plan_.nodes[static_cast<size_t>(id)];
+  const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
   const int nt = n.new_tensor;
-  if (nt < 0 || static_cast<size_t>(nt) >= plan_.tensors.size()) {
+  if (nt < 0 || static_cast<size_t>(nt) >= plan_->tensors.size()) {
     fail("codegen: alloc without a tensor");
     return;
   }
-  const PlanTensor &t = plan_.tensors[static_cast<size_t>(nt)];
+  const PlanTensor &t = plan_->tensors[static_cast<size_t>(nt)];
   TensorState &st = tensors_[static_cast<size_t>(nt)];
   if (t.role == PlanTensor::Role::Registers) {
     if (tile_tensor_ >= 0) {
@@ -419,11 +431,11 @@ void PlanEmitter::emit_alloc(int id) {
     const Xbyak::Reg64 reg = n.operand == 0 ? reg_a_panel : reg_b_panel;
     for (size_t i = 0; i < tensors_.size(); ++i)
       if (tensors_[i].live && tensors_[i].reg == reg &&
-          plan_.tensors[i].role == PlanTensor::Role::Buffer) {
+          plan_->tensors[i].role == PlanTensor::Role::Buffer) {
         fail("codegen: two packed buffers of one operand are live at once");
         return;
       }
-    if (t.workspace_offset < 0 || t.workspace_offset + t.bytes > plan_.workspace_bytes) {
+    if (t.workspace_offset < 0 || t.workspace_offset + t.bytes > plan_->workspace_bytes) {
       fail("codegen: buffer outside the workspace");
       return;
     }
@@ -450,7 +462,7 @@ void PlanEmitter::prefetch_store_target(const PlanNode &alloc) {
   // tile are touched (prefetches never fault, but stay inside the tile anyway).
   const int epilogue = alloc.children[2];
   if (epilogue < 0) return;
-  const PlanNode &store = plan_.nodes[static_cast<size_t>(epilogue)];
+  const PlanNode &store = plan_->nodes[static_cast<size_t>(epilogue)];
   if (store.kind != NodeKind::Kernel || !store.spec.accumulate ||
       (store.kernel != KernelId::StoreRows && store.kernel != KernelId::StoreDot))
     return;
@@ -464,7 +476,7 @@ void PlanEmitter::prefetch_store_target(const PlanNode &alloc) {
 }
 
 void PlanEmitter::emit_kernel_call(int id) {
-  const PlanNode &n = plan_.nodes[static_cast<size_t>(id)];
+  const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
   for (int o = 0; o < n.spec.operand_count(); ++o) {
     const int tid = n.tensors[static_cast<size_t>(o)];
     if (tid < 0 || static_cast<size_t>(tid) >= tensors_.size() ||
@@ -472,7 +484,7 @@ void PlanEmitter::emit_kernel_call(int id) {
       fail(std::string("codegen: ") + kernel_name(n.kernel) + " reads a tensor that is not live");
       return;
     }
-    const PlanTensor &t = plan_.tensors[static_cast<size_t>(tid)];
+    const PlanTensor &t = plan_->tensors[static_cast<size_t>(tid)];
     if (t.spec.layout.is_register() && tid != tile_tensor_) {
       fail("codegen: register operand outside its register tile");
       return;

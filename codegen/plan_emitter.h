@@ -23,18 +23,21 @@ namespace tessel {
 
 class PlanEmitter : public EmitterBase {
  public:
-  PlanEmitter(const EmitRequest &req, uint8_t *buffer, size_t capacity);
+  // One emitter writes any number of functions, one after the other (a thread keeps one:
+  // building an Xbyak::CodeGenerator costs about what emitting a small kernel does).
+  PlanEmitter(uint8_t *buffer, size_t capacity);
 
-  // Emits the whole function. Check status() afterwards.
-  void emit();
+  // Emits the whole function for `req` at the start of `buffer` (page-aligned, `capacity`
+  // bytes), forgetting any earlier one. Check status() afterwards.
+  void emit(const EmitRequest &req, uint8_t *buffer, size_t capacity);
 
   // ---- for kernel emitters ----------------------------------------------------------------
   static constexpr int kLanes = 8;  // f32 lanes of a ymm register
   static constexpr int kVectorRegisters = 16;
 
-  const Plan &plan() const { return plan_; }
+  const Plan &plan() const { return *plan_; }
   const PlanTensor &tensor(const PlanNode &n, int operand) const {
-    return plan_.tensors[static_cast<size_t>(n.tensors[static_cast<size_t>(operand)])];
+    return plan_->tensors[static_cast<size_t>(n.tensors[static_cast<size_t>(operand)])];
   }
   // Address of element (i, j) of operand `operand`'s tile (memory operands only), plus
   // `extra_bytes`.
@@ -80,6 +83,7 @@ class PlanEmitter : public EmitterBase {
   // An origin a loop moves: tensor and its byte increment per iteration.
   using Shift = std::pair<int, int64_t>;
 
+  void emit_function();
   void compute_heights();
   void emit_node(int id);
   void emit_loop(int id);
@@ -97,14 +101,14 @@ class PlanEmitter : public EmitterBase {
   void counter_set(int height, int64_t value);
   void counter_dec(int height);
 
-  const EmitRequest &req_;
-  const Plan &plan_;
+  const EmitRequest *req_ = nullptr;
+  const Plan *plan_ = nullptr;
   std::vector<TensorState> tensors_;
   std::vector<int> height_;
   int max_height_ = 0;
   int tile_registers_ = 0;
   int tile_tensor_ = -1;
-  Xbyak::Label mask_table_;
+  Xbyak::Label *mask_table_ = nullptr;  // emit()'s own: labels last one function
 };
 
 }  // namespace tessel

@@ -2,7 +2,6 @@
 // writable; and emission failures are statuses, not crashes.
 #include <atomic>
 #include <fstream>
-#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -164,64 +163,6 @@ TEST_CASE("codegen: code made and freed by several threads at once stays its own
   // fragmentation aside.
   MESSAGE(stats.mappings << " mappings, " << stats.mapped_bytes << " bytes mapped");
   CHECK(stats.mappings <= 2);
-}
-
-TEST_CASE("codegen: kernels emitted and freed by several threads at once") {
-  // The process's pool and each thread's code buffer, through emit_kernel.
-  constexpr int kThreads = 4, kRounds = 40;
-  std::atomic<int> failures{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      std::mt19937_64 rng(uint64_t(t) + 100);
-      Solver &solver = test::shared_solver();
-      static std::mutex solver_mutex;  // the shared solver is not thread-safe
-      for (int r = 0; r < kRounds; ++r) {
-        test::JitCase c;
-        c.m = int64_t(1 + rng() % 40);
-        c.n = int64_t(1 + rng() % 40);
-        c.k = int64_t(1 + rng() % 40);
-        Plan plan;
-        {
-          std::lock_guard<std::mutex> lock(solver_mutex);
-          if (!build_plan(
-                  solver,
-                  matmul_spec(c.m, c.n, c.k, false, false, false, 1, solver.target().limits()),
-                  &plan)) {
-            ++failures;
-            continue;
-          }
-        }
-        EmitRequest req{&plan, c.k, c.n, c.n, "threads"};
-        std::unique_ptr<JitKernel> jit;
-        std::string error;
-        if (!emit_kernel(req, &jit, &error)) {
-          ++failures;
-          continue;
-        }
-        std::vector<float> a(size_t(c.m * c.k)), b(size_t(c.k * c.n)), got(size_t(c.m * c.n));
-        std::vector<float> want(got.size());
-        test::fill_random(a, rng);
-        test::fill_random(b, rng);
-        std::vector<float> ws(size_t(plan.workspace_bytes / 4 + 16));
-        KernelArgs args;
-        args.a = a.data();
-        args.b = b.data();
-        args.c = got.data();
-        args.workspace = reinterpret_cast<void *>((uintptr_t(ws.data()) + 63) / 64 * 64);
-        test::run_whole(*jit, args);
-        test::reference_sgemm(false, false, c.m, c.n, c.k, 1, a.data(), c.k, b.data(), c.n, 0,
-                              want.data(), c.n);
-        for (size_t i = 0; i < got.size(); ++i)
-          if (std::fabs(got[i] - want[i]) > test::tolerance(c.k)) {
-            ++failures;
-            break;
-          }
-      }
-    });
-  for (std::thread &th : threads) th.join();
-  CHECK(failures == 0);
-  CHECK(writable_executable_mappings().empty());
 }
 
 TEST_CASE("codegen: a leading dimension smaller than the matrix is an error status") {
