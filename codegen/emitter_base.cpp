@@ -1,5 +1,7 @@
 #include "emitter_base.h"
 
+#include <cstring>
+
 #include "jit_kernel.h"
 
 namespace tessel {
@@ -50,7 +52,7 @@ Mem::operator Xbyak::Address() const {
 }
 
 Mem EmitterBase::far_mem(const Xbyak::Reg64 &base, int64_t disp) {
-  mov(reg_scratch, disp);
+  mov_imm(reg_scratch, disp);
   return Mem{base.getIdx(), reg_scratch.getIdx(), 0};
 }
 
@@ -58,8 +60,17 @@ void EmitterBase::xbyak_add_imm(const Xbyak::Reg64 &r, int64_t v) {
   if (x86::fits_int32(v)) {
     add(r, static_cast<int32_t>(v));
   } else {
-    mov(reg_scratch, v);
+    mov_imm(reg_scratch, v);
     add(r, reg_scratch);
+  }
+}
+
+void EmitterBase::data(const uint8_t *bytes, size_t count) {
+  if (maxSize_ - size_ >= count) {
+    std::memcpy(top_ + size_, bytes, count);
+    size_ += count;
+  } else {
+    db(bytes, count);
   }
 }
 
@@ -103,38 +114,46 @@ void EmitterBase::xbyak_prefetcht0(const Mem &m) {
   Xbyak::CodeGenerator::prefetcht0(Xbyak::Address(m));
 }
 
-void EmitterBase::xbyak_dec(const Xbyak::Reg64 &r) {
-  Xbyak::CodeGenerator::dec(r);
-}
-
 void EmitterBase::preamble(int spill_slots) {
-  for (const Xbyak::Reg64 &r : kCalleeSaved) push(r);
+  // Encoded directly, like the hot forms: it is the same dozen instructions in every kernel.
+  const int rsp_idx = rsp.getIdx(), args = reg_a.getIdx(), scratch = reg_scratch.getIdx();
+  for (const Xbyak::Reg64 &r : kCalleeSaved)
+    put([&](uint8_t *p) { return x86::push(p, r.getIdx()); });
   // Six pushes after the return address leave rsp 8 mod 16; an odd qword count realigns it
   // (nothing here needs it, but a debugger or profiler walking the stack may).
   int qwords = kSpillSlots / 8 + spill_slots;
   if (qwords % 2 == 0) ++qwords;
   frame_bytes_ = qwords * 8;
-  sub(rsp, frame_bytes_);
+  put([&](uint8_t *p) { return x86::alu_imm(p, x86::kSub, rsp_idx, frame_bytes_); });
+  auto load = [&](bool wide, int dst, size_t field) {
+    put([&](uint8_t *p) {
+      return x86::mov_memory(p, false, wide, dst, {args, static_cast<int32_t>(field)});
+    });
+  };
+  auto store = [&](bool wide, int slot) {
+    put([&](uint8_t *p) { return x86::mov_memory(p, true, wide, scratch, {rsp_idx, slot}); });
+  };
   // reg_a holds the KernelArgs pointer until its own field is loaded, last.
-  mov(reg_b, qword[reg_a + offsetof(KernelArgs, b)]);
-  mov(reg_c, qword[reg_a + offsetof(KernelArgs, c)]);
-  mov(reg_scratch.cvt32(), dword[reg_a + offsetof(KernelArgs, alpha)]);
-  mov(alpha_slot(), reg_scratch.cvt32());
-  mov(reg_scratch, qword[reg_a + offsetof(KernelArgs, workspace)]);
-  mov(workspace_slot(), reg_scratch);
-  mov(reg_scratch, qword[reg_a + offsetof(KernelArgs, begin)]);
-  mov(begin_slot(), reg_scratch);
-  mov(reg_scratch, qword[reg_a + offsetof(KernelArgs, end)]);
-  mov(end_slot(), reg_scratch);
-  mov(reg_a, qword[reg_a + offsetof(KernelArgs, a)]);
+  load(true, reg_b.getIdx(), offsetof(KernelArgs, b));
+  load(true, reg_c.getIdx(), offsetof(KernelArgs, c));
+  load(false, scratch, offsetof(KernelArgs, alpha));
+  store(false, kAlphaSlot);
+  load(true, scratch, offsetof(KernelArgs, workspace));
+  store(true, kWorkspaceSlot);
+  load(true, scratch, offsetof(KernelArgs, begin));
+  store(true, kBeginSlot);
+  load(true, scratch, offsetof(KernelArgs, end));
+  store(true, kEndSlot);
+  load(true, args, offsetof(KernelArgs, a));
 }
 
 void EmitterBase::postamble() {
   // Dirty upper ymm halves would slow down the caller's SSE code.
-  vzeroupper();
-  add(rsp, frame_bytes_);
-  for (int i = static_cast<int>(std::size(kCalleeSaved)) - 1; i >= 0; --i) pop(kCalleeSaved[i]);
-  ret();
+  put([](uint8_t *p) { return x86::vzeroupper(p); });
+  put([&](uint8_t *p) { return x86::alu_imm(p, x86::kAdd, rsp.getIdx(), frame_bytes_); });
+  for (int i = static_cast<int>(std::size(kCalleeSaved)) - 1; i >= 0; --i)
+    put([&](uint8_t *p) { return x86::pop(p, kCalleeSaved[i].getIdx()); });
+  put([](uint8_t *p) { return x86::ret(p); });
 }
 
 }  // namespace tessel

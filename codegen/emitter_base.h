@@ -93,18 +93,30 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
   void add_imm(const Xbyak::Reg64 &r, int64_t v) {
     if (v == 0) return;
     // rax has its own short imm32 form, which Xbyak writes.
-    if (uint8_t *p = direct();
-        p != nullptr && x86::fits_int32(v) && r.getIdx() != reg_scratch.getIdx()) {
-      written(x86::add_imm(p, r.getIdx(), static_cast<int32_t>(v)));
+    if (x86::fits_int32(v) && r.getIdx() != reg_scratch.getIdx()) {
+      put([&](uint8_t *p) { return x86::alu_imm(p, x86::kAdd, r.getIdx(), int32_t(v)); });
     } else {
       xbyak_add_imm(r, v);
     }
   }
+  // r = v (any 64-bit v), the shortest way.
+  void mov_imm(const Xbyak::Reg64 &r, int64_t v) {
+    put([&](uint8_t *p) { return x86::mov_imm(p, r.getIdx(), v); });
+  }
+  // The offset the next instruction starts at, for jnz_back().
+  size_t here() const { return getSize(); }
+  // jnz to an offset already written (a loop's top).
+  void jnz_back(size_t target) {
+    const auto back = static_cast<int64_t>(getSize() - target);
+    put([&](uint8_t *p) { return x86::jnz_back(p, back); });
+  }
+  // Raw bytes (constant tables).
+  void data(const uint8_t *bytes, size_t count);
 
   // The hot instruction forms, encoded directly (x86_encoder.h) into Xbyak's buffer: the same
-  // bytes Xbyak writes, without its generic operand handling. Other operand combinations, and
-  // the last bytes of the buffer (where Xbyak reports it full), go through Xbyak, whose
-  // overloads stay visible for everything else.
+  // bytes Xbyak writes, without its generic operand handling. Registers VEX cannot name and
+  // Xbyak operands with EVEX decorations go through Xbyak, whose overloads stay visible for
+  // everything else.
   using Xbyak::CodeGenerator::dec;
   using Xbyak::CodeGenerator::prefetcht0;
   using Xbyak::CodeGenerator::vbroadcastss;
@@ -157,18 +169,14 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
       xbyak_vmovss(dst, src);
   }
   void prefetcht0(const Mem &m) {
-    if (uint8_t *p = direct(); p != nullptr && m.index < 0) {
-      written(x86::prefetcht0(p, {m.base, m.disp}));
+    if (m.index < 0) {
+      put([&](uint8_t *p) { return x86::prefetcht0(p, {m.base, m.disp}); });
     } else {
       xbyak_prefetcht0(m);
     }
   }
   void dec(const Xbyak::Reg64 &r) {
-    if (uint8_t *p = direct()) {
-      written(x86::dec(p, r.getIdx()));
-    } else {
-      xbyak_dec(r);
-    }
+    put([&](uint8_t *p) { return x86::dec(p, r.getIdx()); });
   }
 
   // Stack frame slots, valid after preamble().
@@ -194,9 +202,18 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
   void restart(uint8_t *buffer, size_t capacity);
 
  private:
-  // Where the direct encoder writes, when the longest form it writes still fits the buffer.
-  uint8_t *direct() { return maxSize_ - size_ >= x86::kMaxBytes ? top_ + size_ : nullptr; }
-  void written(const uint8_t *end) { size_ = static_cast<size_t>(end - top_); }
+  // Writes one instruction the direct encoder forms with `encode(p)` (which returns its end):
+  // in place while the buffer has room for the longest form, else byte by byte through Xbyak,
+  // which stops where the buffer ends and reports it full, as it would have for its own form.
+  template <class Encode>
+  void put(Encode encode) {
+    if (maxSize_ - size_ >= x86::kMaxBytes) {
+      size_ = static_cast<size_t>(encode(top_ + size_) - top_);
+    } else {
+      uint8_t bytes[x86::kMaxBytes];
+      db(bytes, static_cast<size_t>(encode(bytes) - bytes));
+    }
+  }
   // xmm or ymm without EVEX decorations (opmask, zeroing, rounding): what VEX encodes, if its
   // number is below 16 (checked with the other operands').
   static bool vex_vector(const Xbyak::Xmm &r) {
@@ -204,15 +221,13 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
            r.getRounding() == 0;
   }
   bool vex_registers(x86::VexOpcode op, bool ymm, int dst, int a, int b) {
-    uint8_t *p = direct();
-    if (p == nullptr || ((dst | a | b) & ~15) != 0) return false;
-    written(x86::vex_reg(p, op, ymm, dst, a, b));
+    if (((dst | a | b) & ~15) != 0) return false;
+    put([&](uint8_t *p) { return x86::vex_reg(p, op, ymm, dst, a, b); });
     return true;
   }
   bool vex_memory(x86::VexOpcode op, bool ymm, int reg, int vvvv, const Mem &m) {
-    uint8_t *p = direct();
-    if (p == nullptr || m.index >= 0 || ((reg | vvvv) & ~15) != 0) return false;
-    written(x86::vex_memory(p, op, ymm, reg, vvvv, {m.base, m.disp}));
+    if (m.index >= 0 || ((reg | vvvv) & ~15) != 0) return false;
+    put([&](uint8_t *p) { return x86::vex_memory(p, op, ymm, reg, vvvv, {m.base, m.disp}); });
     return true;
   }
   // The rest of each instruction above, through Xbyak (out of line: rare).
@@ -228,7 +243,6 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
   void xbyak_vmulps(Vreg dst, Vreg a, Vreg b);
   void xbyak_vxorps(Vreg dst, Vreg a, Vreg b);
   void xbyak_prefetcht0(const Mem &m);
-  void xbyak_dec(const Xbyak::Reg64 &r);
 
   static constexpr int kAlphaSlot = 0, kWorkspaceSlot = 8, kBeginSlot = 16, kEndSlot = 24,
                        kIndexSlot = 32, kRowSlot = 40, kColumnSlot = 48, kBaseSlots = 56,

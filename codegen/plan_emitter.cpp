@@ -1,6 +1,7 @@
 #include "plan_emitter.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "kernels/kernel_emitters.h"
 #include "layout.h"
@@ -120,8 +121,10 @@ void PlanEmitter::emit_function() {
   postamble();
   align(32);
   L(*mask_table_);
-  for (int i = 0; i < kLanes; ++i) dd(0xffffffffu);
-  for (int i = 0; i < kLanes; ++i) dd(0);
+  uint8_t table[2 * kLanes * 4];
+  std::memset(table, 0xff, kLanes * 4);
+  std::memset(table + kLanes * 4, 0, kLanes * 4);
+  data(table, sizeof table);
 }
 
 void PlanEmitter::emit_node(int id) {
@@ -200,9 +203,9 @@ void PlanEmitter::displace(const std::vector<Shift> &shifts, int64_t times) {
 
 void PlanEmitter::counter_set(int height, int64_t value) {
   if (height <= kCounterRegisters) {
-    mov(reg_loop[height - 1], value);
+    mov_imm(reg_loop[height - 1], value);
   } else {
-    mov(reg_scratch, value);
+    mov_imm(reg_scratch, value);
     mov(spill_slot(height - kCounterRegisters - 1), reg_scratch);
   }
 }
@@ -247,13 +250,12 @@ void PlanEmitter::emit_loop(int id) {
     displace(shifts, 1);
     ++done_static;
   } else if (iterations > 1) {
-    Xbyak::Label top;
     counter_set(height, iterations);
-    L(top);
+    const size_t top = here();
     emit_node(body);
     advance(shifts, 1);
     counter_dec(height);
-    jnz(top);
+    jnz_back(top);
     done_dynamic += iterations;
   }
   // The origins now sit on the remainder tile.
@@ -273,9 +275,8 @@ void PlanEmitter::emit_unrolled_kernel_loop(int id, int64_t iterations,
     }
     return;
   }
-  Xbyak::Label top;
   counter_set(height_[static_cast<size_t>(id)], iterations / kUnroll);
-  L(top);
+  const size_t top = here();
   for (int64_t u = 0; u < kUnroll; ++u) {
     emit_node(body);
     displace(shifts, 1);
@@ -283,7 +284,7 @@ void PlanEmitter::emit_unrolled_kernel_loop(int id, int64_t iterations,
   displace(shifts, -kUnroll);
   advance(shifts, kUnroll);
   counter_dec(height_[static_cast<size_t>(id)]);
-  jnz(top);
+  jnz_back(top);
   for (int64_t u = 0; u < iterations % kUnroll; ++u) {
     emit_node(body);
     displace(shifts, 1);

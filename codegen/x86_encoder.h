@@ -1,6 +1,7 @@
 // A direct x86-64 encoder for the few instruction forms that make up nearly all of a GEMM
-// kernel's code: VEX vector instructions on registers and on [base + disp], and the loop
-// bookkeeping (add/dec/mov on a 64-bit register, prefetcht0 [base + disp]).
+// kernel's code: VEX vector instructions on registers and on [base + disp], the loop
+// bookkeeping (add/sub/dec/mov on a 64-bit register, a backward jnz, prefetcht0) and the
+// function's frame (push/pop, general-purpose loads and stores, vzeroupper, ret).
 //
 // Why: Xbyak spends ~400 host instructions per emitted instruction (generic operand objects,
 // checks for EVEX, byte-at-a-time bounds checks), which made emission of a large plan cost
@@ -10,6 +11,8 @@
 // every register and every displacement class. Everything else stays with Xbyak.
 //
 // Registers are numbered as in the ISA (0..15; rax = 0, rsp = 4, rbp = 5, r12 = 12, r13 = 13).
+// Nothing here checks operands: EmitterBase only calls it with registers below 16 and 32-bit
+// displacements and immediates.
 // Each function writes at `p` (at most kMaxBytes) and returns the end of what it wrote.
 #pragma once
 #include <cstdint>
@@ -93,13 +96,14 @@ inline uint8_t rex_w(int r) {
   return static_cast<uint8_t>(0x48 | (r & 8 ? 1 : 0));
 }
 
-// add r64, imm: 83 /0 ib when the immediate fits a byte, else 81 /0 id (rax has a shorter
-// imm32 form: not encoded here).
-inline uint8_t *add_imm(uint8_t *p, int r, int32_t v) {
+// add (ext 0) or sub (ext 5) r64, imm: 83 /ext ib when the immediate fits a byte, else
+// 81 /ext id (rax has a shorter imm32 form: not encoded here).
+constexpr int kAdd = 0, kSub = 5;
+inline uint8_t *alu_imm(uint8_t *p, int ext, int r, int32_t v) {
   *p++ = rex_w(r);
   const bool byte = v >= -128 && v <= 127;
   *p++ = byte ? 0x83 : 0x81;
-  *p++ = static_cast<uint8_t>(0xc0 | (r & 7));
+  *p++ = static_cast<uint8_t>(0xc0 | ext << 3 | (r & 7));
   if (byte) {
     *p++ = static_cast<uint8_t>(v);
   } else {
@@ -138,6 +142,54 @@ inline uint8_t *mov_imm(uint8_t *p, int r, int64_t v) {
   *p++ = static_cast<uint8_t>(0xb8 | (r & 7));
   std::memcpy(p, &v, 8);
   return p + 8;
+}
+
+// mov between a general-purpose register (64 or 32 bits) and [base + disp]: 8B /r loads, 89 /r
+// stores; REX only when W, R or B is needed.
+inline uint8_t *mov_memory(uint8_t *p, bool store, bool wide, int r, BaseDisp m) {
+  const int rex = (wide ? 8 : 0) | (r & 8 ? 4 : 0) | (m.base & 8 ? 1 : 0);
+  if (rex != 0) *p++ = static_cast<uint8_t>(0x40 | rex);
+  *p++ = store ? 0x89 : 0x8b;
+  return modrm_memory(p, r, m);
+}
+
+inline uint8_t *push(uint8_t *p, int r) {
+  if (r & 8) *p++ = 0x41;
+  *p++ = static_cast<uint8_t>(0x50 | (r & 7));
+  return p;
+}
+
+inline uint8_t *pop(uint8_t *p, int r) {
+  if (r & 8) *p++ = 0x41;
+  *p++ = static_cast<uint8_t>(0x58 | (r & 7));
+  return p;
+}
+
+inline uint8_t *vzeroupper(uint8_t *p) {
+  p[0] = 0xc5;
+  p[1] = 0xf8;
+  p[2] = 0x77;
+  return p + 3;
+}
+
+inline uint8_t *ret(uint8_t *p) {
+  *p = 0xc3;
+  return p + 1;
+}
+
+// jnz to code already written, `back` bytes before this instruction starts: rel8 when it
+// reaches, else 0F 85 rel32.
+inline uint8_t *jnz_back(uint8_t *p, int64_t back) {
+  if (-back - 2 >= -128) {
+    p[0] = 0x75;
+    p[1] = static_cast<uint8_t>(-back - 2);
+    return p + 2;
+  }
+  const auto rel = static_cast<int32_t>(-back - 6);
+  p[0] = 0x0f;
+  p[1] = 0x85;
+  std::memcpy(p + 2, &rel, 4);
+  return p + 6;
 }
 
 inline uint8_t *prefetcht0(uint8_t *p, BaseDisp m) {
