@@ -112,7 +112,7 @@ void PlanEmitter::emit_function() {
            std::to_string(i) + " is smaller than " + std::to_string(need));
       return;
     }
-    tensors_[static_cast<size_t>(i)] = TensorState{true, user_regs[i], 0, lds[i], t.spec.layout};
+    tensors_[static_cast<size_t>(i)] = live_state(user_regs[i], lds[i], t.spec.layout);
   }
   compute_heights();
   if (failed()) return;
@@ -160,7 +160,7 @@ void PlanEmitter::emit_node(int id) {
   fail("codegen: unknown plan node kind");
 }
 
-bool PlanEmitter::loop_shifts(const PlanNode &n, int dim, int64_t step, std::vector<Shift> *out) {
+bool PlanEmitter::loop_shifts(const PlanNode &n, int dim, int64_t step, Shifts *out) {
   out->clear();
   if (dim < 0 || dim > 2 || step <= 0 || n.trips < 0 || n.trips2 < 0) {
     fail("codegen: malformed loop node");
@@ -186,18 +186,21 @@ bool PlanEmitter::loop_shifts(const PlanNode &n, int dim, int64_t step, std::vec
       }
       const int64_t inc = 4 * element_offset(t.spec.layout, tensors_[static_cast<size_t>(tid)].ld,
                                              axis == 0 ? step : 0, axis == 1 ? step : 0);
-      out->emplace_back(tid, inc);
+      if (!out->push(tid, inc)) {
+        fail("codegen: a loop moves more operand axes than a spec has");
+        return false;
+      }
     }
   }
   return true;
 }
 
-void PlanEmitter::advance(const std::vector<Shift> &shifts, int64_t times) {
+void PlanEmitter::advance(const Shifts &shifts, int64_t times) {
   for (const Shift &s : shifts)
     add_imm(tensors_[static_cast<size_t>(s.first)].reg, s.second * times);
 }
 
-void PlanEmitter::displace(const std::vector<Shift> &shifts, int64_t times) {
+void PlanEmitter::displace(const Shifts &shifts, int64_t times) {
   for (const Shift &s : shifts) tensors_[static_cast<size_t>(s.first)].disp += s.second * times;
 }
 
@@ -220,7 +223,7 @@ void PlanEmitter::counter_dec(int height) {
 
 void PlanEmitter::emit_loop(int id) {
   const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
-  std::vector<Shift> shifts;
+  Shifts shifts;
   if (!loop_shifts(n, n.dim, n.step, &shifts)) return;
   const int body = n.children[0], rest = n.children[1], first = n.children[2];
   const int height = height_[static_cast<size_t>(id)];
@@ -264,8 +267,7 @@ void PlanEmitter::emit_loop(int id) {
   displace(shifts, -done_static);
 }
 
-void PlanEmitter::emit_unrolled_kernel_loop(int id, int64_t iterations,
-                                            const std::vector<Shift> &shifts) {
+void PlanEmitter::emit_unrolled_kernel_loop(int id, int64_t iterations, const Shifts &shifts) {
   const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
   const int body = n.children[0];
   if (iterations <= kFullUnroll) {
@@ -293,7 +295,7 @@ void PlanEmitter::emit_unrolled_kernel_loop(int id, int64_t iterations,
 
 void PlanEmitter::emit_parallel_grid(int id) {
   const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
-  std::vector<Shift> by_row, by_column;
+  Shifts by_row, by_column;
   if (!loop_shifts(n, 0, n.step, &by_row) || !loop_shifts(n, 1, n.step2, &by_column)) return;
   const bool last_rows = n.children[1] >= 0, last_columns = n.children[2] >= 0;
   const int64_t columns = n.trips2 + (last_columns ? 1 : 0);
@@ -342,7 +344,7 @@ void PlanEmitter::emit_parallel_grid(int id) {
   for (int t : moved) {
     const Xbyak::Reg64 &reg = tensors_[static_cast<size_t>(t)].reg;
     mov(reg, base_slot(t));
-    auto add_multiple = [&](const std::vector<Shift> &shifts, const Xbyak::Address &slot) {
+    auto add_multiple = [&](const Shifts &shifts, const Xbyak::Address &slot) {
       for (const Shift &s : shifts)
         if (s.first == t && s.second != 0) {
           mov(reg_scratch, s.second);
@@ -423,7 +425,7 @@ void PlanEmitter::emit_alloc(int id) {
     }
     tile_tensor_ = nt;
     tile_registers_ = count;
-    st = TensorState{true, Xbyak::Reg64(), 0, 0, t.spec.layout};
+    st = live_state(Xbyak::Reg64(), 0, t.spec.layout);
   } else if (t.role == PlanTensor::Role::Buffer) {
     if (n.operand != 0 && n.operand != 1) {
       fail("codegen: packed buffer for an operand other than A or B");
@@ -442,7 +444,7 @@ void PlanEmitter::emit_alloc(int id) {
     }
     mov(reg, workspace_slot());
     add_imm(reg, t.workspace_offset);
-    st = TensorState{true, reg, 0, t.ext, t.spec.layout};
+    st = live_state(reg, t.ext, t.spec.layout);
   } else {
     fail("codegen: alloc of a user tensor");
     return;

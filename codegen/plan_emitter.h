@@ -9,6 +9,7 @@
 // kernel temporaries follow it. Leaf kernels are emitted by the functions of kernels/, which
 // reach operands only through the accessors below.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -72,31 +73,63 @@ class PlanEmitter : public EmitterBase {
     int64_t disp = 0;                    // folded into every address (unrolled loops)
     int64_t ld = 0;  // leading dimension (user tensors) or extent (buffers), in elements
     Layout layout;   // the tensor's, kept here: kernels ask for an address per instruction
+    // Row- and column-major offsets are linear in (i, j): bytes per row and per column,
+    // computed once, so that addresses need no element_offset() call (panels still do).
+    bool linear = false;
+    int64_t row_bytes = 0, col_bytes = 0;
   };
+  static TensorState live_state(const Xbyak::Reg64 &reg, int64_t ld, Layout layout) {
+    TensorState st{true, reg, 0, ld, layout};
+    st.linear = layout.kind == LayoutKind::RowMajor || layout.kind == LayoutKind::ColMajor;
+    if (st.linear) {
+      st.row_bytes = element_offset(layout, ld, 1, 0) * 4;
+      st.col_bytes = element_offset(layout, ld, 0, 1) * 4;
+    }
+    return st;
+  }
   const TensorState &state(const PlanNode &n, int operand) const {
     return tensors_[static_cast<size_t>(n.tensors[static_cast<size_t>(operand)])];
   }
   static int64_t bytes_from_origin(const TensorState &st, int64_t i, int64_t j) {
+    if (st.linear) return i * st.row_bytes + j * st.col_bytes;
     return element_offset(st.layout, st.ld, i, j) * 4;
   }
   Vreg tile_out_of_range();
   // An origin a loop moves: tensor and its byte increment per iteration.
   using Shift = std::pair<int, int64_t>;
+  // A loop's shifts: at most one per axis of each of a spec's (at most three) operands. Fixed
+  // storage: a loop asks for its shifts once per emission, and a vector's allocation cost more
+  // than finding them.
+  class Shifts {
+   public:
+    const Shift *begin() const { return items_.data(); }
+    const Shift *end() const { return items_.data() + count_; }
+    bool push(int tensor, int64_t increment) {
+      if (count_ == items_.size()) return false;
+      items_[count_++] = {tensor, increment};
+      return true;
+    }
+    void clear() { count_ = 0; }
+
+   private:
+    std::array<Shift, 6> items_{};
+    size_t count_ = 0;
+  };
 
   void emit_function();
   void compute_heights();
   void emit_node(int id);
   void emit_loop(int id);
   void emit_parallel_grid(int id);
-  void emit_unrolled_kernel_loop(int id, int64_t iterations, const std::vector<Shift> &shifts);
+  void emit_unrolled_kernel_loop(int id, int64_t iterations, const Shifts &shifts);
   void emit_alloc(int id);
   void emit_kernel_call(int id);
   void prefetch_store_target(const PlanNode &alloc);
   // The origins a loop over `dim` in steps of `step` moves (n's own for a Loop).
-  bool loop_shifts(const PlanNode &n, int dim, int64_t step, std::vector<Shift> *out);
+  bool loop_shifts(const PlanNode &n, int dim, int64_t step, Shifts *out);
   // Moves every shifted origin by `times` iterations at run time, or statically.
-  void advance(const std::vector<Shift> &shifts, int64_t times);
-  void displace(const std::vector<Shift> &shifts, int64_t times);
+  void advance(const Shifts &shifts, int64_t times);
+  void displace(const Shifts &shifts, int64_t times);
   // Counter of a loop of this height: a register, or a stack slot above kCounterRegisters.
   void counter_set(int height, int64_t value);
   void counter_dec(int height);
