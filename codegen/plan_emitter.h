@@ -73,25 +73,28 @@ class PlanEmitter : public EmitterBase {
     int64_t disp = 0;                    // folded into every address (unrolled loops)
     int64_t ld = 0;  // leading dimension (user tensors) or extent (buffers), in elements
     Layout layout;   // the tensor's, kept here: kernels ask for an address per instruction
-    // Row- and column-major offsets are linear in (i, j): bytes per row and per column,
-    // computed once, so that addresses need no element_offset() call (panels still do).
-    bool linear = false;
+    // Offsets are linear in (i, j) for i < linear_rows and j < linear_cols: everywhere for
+    // row- and column-major tensors, inside the first strip for panels (where kernels' tiles
+    // sit). Bytes per row and per column there are computed once, so that most addresses need
+    // no element_offset() call (and its two divisions).
+    int64_t linear_rows = 0, linear_cols = 0;
     int64_t row_bytes = 0, col_bytes = 0;
   };
   static TensorState live_state(const Xbyak::Reg64 &reg, int64_t ld, Layout layout) {
     TensorState st{true, reg, 0, ld, layout};
-    st.linear = layout.kind == LayoutKind::RowMajor || layout.kind == LayoutKind::ColMajor;
-    if (st.linear) {
-      st.row_bytes = element_offset(layout, ld, 1, 0) * 4;
-      st.col_bytes = element_offset(layout, ld, 0, 1) * 4;
-    }
+    if (layout.is_register()) return st;
+    st.linear_rows = layout.kind == LayoutKind::PanelRows ? layout.strip : INT64_MAX;
+    st.linear_cols = layout.kind == LayoutKind::PanelCols ? layout.strip : INT64_MAX;
+    st.row_bytes = element_offset(layout, ld, 1, 0) * 4;
+    st.col_bytes = element_offset(layout, ld, 0, 1) * 4;
     return st;
   }
   const TensorState &state(const PlanNode &n, int operand) const {
     return tensors_[static_cast<size_t>(n.tensors[static_cast<size_t>(operand)])];
   }
   static int64_t bytes_from_origin(const TensorState &st, int64_t i, int64_t j) {
-    if (st.linear) return i * st.row_bytes + j * st.col_bytes;
+    if (i >= 0 && j >= 0 && i < st.linear_rows && j < st.linear_cols)
+      return i * st.row_bytes + j * st.col_bytes;
     return element_offset(st.layout, st.ld, i, j) * 4;
   }
   Vreg tile_out_of_range();
