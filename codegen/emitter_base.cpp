@@ -1,7 +1,6 @@
 #include "emitter_base.h"
 
-#include <cstdlib>
-#include <limits>
+#include <cstring>
 
 #include "jit_kernel.h"
 
@@ -14,28 +13,18 @@ const Xbyak::Reg64 kCalleeSaved[] = {
     Xbyak::Reg64(Xbyak::Operand::R12), Xbyak::Reg64(Xbyak::Operand::R13),
     Xbyak::Reg64(Xbyak::Operand::R14), Xbyak::Reg64(Xbyak::Operand::R15)};
 
-bool fits_int32(int64_t v) {
-  return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
-}
-
-RwAllocator g_rw_allocator;
-
 }  // namespace
 
-uint8_t *RwAllocator::alloc(size_t size) {
-  // Page-aligned so that alignment requests inside the code survive the copy into mmap'ed
-  // pages.
-  const size_t page = 4096;
-  return static_cast<uint8_t *>(std::aligned_alloc(page, (size + page - 1) / page * page));
-}
+EmitterBase::EmitterBase(uint8_t *buffer, size_t capacity)
+    : XbyakErrorReset(), Xbyak::CodeGenerator(capacity, buffer) {}
 
-void RwAllocator::free(uint8_t *p) {
-  std::free(p);
+void EmitterBase::restart(uint8_t *buffer, size_t capacity) {
+  reset();
+  top_ = buffer;
+  maxSize_ = capacity;
+  frame_bytes_ = 0;
+  failure_.clear();
 }
-
-EmitterBase::EmitterBase(size_t max_code_bytes)
-    : XbyakErrorReset(),
-      Xbyak::CodeGenerator(max_code_bytes, Xbyak::DontSetProtectRWE, &g_rw_allocator) {}
 
 bool EmitterBase::status(std::string *error) const {
   if (const int err = Xbyak::GetError()) {
@@ -57,50 +46,114 @@ void EmitterBase::fail(const std::string &why) {
   if (failure_.empty()) failure_ = why;
 }
 
-Xbyak::Address EmitterBase::mem(const Xbyak::Reg64 &base, int64_t disp) {
-  if (fits_int32(disp)) return ptr[base + static_cast<int32_t>(disp)];
-  mov(reg_scratch, disp);
-  return ptr[base + reg_scratch];
+Mem::operator Xbyak::Address() const {
+  if (index < 0) return Xbyak::util::ptr[Xbyak::Reg64(base) + disp];
+  return Xbyak::util::ptr[Xbyak::Reg64(base) + Xbyak::Reg64(index) + disp];
 }
 
-void EmitterBase::add_imm(const Xbyak::Reg64 &r, int64_t v) {
-  if (v == 0) return;
-  if (fits_int32(v)) {
+Mem EmitterBase::far_mem(const Xbyak::Reg64 &base, int64_t disp) {
+  mov_imm(reg_scratch, disp);
+  return Mem{base.getIdx(), reg_scratch.getIdx(), 0};
+}
+
+void EmitterBase::xbyak_add_imm(const Xbyak::Reg64 &r, int64_t v) {
+  if (x86::fits_int32(v)) {
     add(r, static_cast<int32_t>(v));
   } else {
-    mov(reg_scratch, v);
+    mov_imm(reg_scratch, v);
     add(r, reg_scratch);
   }
 }
 
+void EmitterBase::data(const uint8_t *bytes, size_t count) {
+  if (maxSize_ - size_ >= count) {
+    std::memcpy(top_ + size_, bytes, count);
+    size_ += count;
+  } else {
+    db(bytes, count);
+  }
+}
+
+void EmitterBase::xbyak_vmovups(const Xbyak::Xmm &dst, const Mem &src) {
+  Xbyak::CodeGenerator::vmovups(dst, Xbyak::Address(src));
+}
+
+void EmitterBase::xbyak_vmovups(const Mem &dst, const Xbyak::Xmm &src) {
+  Xbyak::CodeGenerator::vmovups(Xbyak::Address(dst), src);
+}
+
+void EmitterBase::xbyak_vmovss(const Xbyak::Xmm &dst, const Mem &src) {
+  Xbyak::CodeGenerator::vmovss(dst, Xbyak::Address(src));
+}
+
+void EmitterBase::xbyak_vmovss(const Mem &dst, const Xbyak::Xmm &src) {
+  Xbyak::CodeGenerator::vmovss(Xbyak::Address(dst), src);
+}
+
+void EmitterBase::xbyak_vbroadcastss(const Xbyak::Xmm &dst, const Mem &src) {
+  Xbyak::CodeGenerator::vbroadcastss(dst, Xbyak::Address(src));
+}
+
+void EmitterBase::xbyak_vmaskmovps(Vreg dst, Vreg mask, const Mem &src) {
+  Xbyak::CodeGenerator::vmaskmovps(Xbyak::Ymm(dst), Xbyak::Ymm(mask), Xbyak::Address(src));
+}
+
+void EmitterBase::xbyak_vfmadd231ps(Vreg dst, Vreg a, Vreg b) {
+  Xbyak::CodeGenerator::vfmadd231ps(Xbyak::Ymm(dst), Xbyak::Ymm(a), Xbyak::Ymm(b));
+}
+
+void EmitterBase::xbyak_vmulps(Vreg dst, Vreg a, Vreg b) {
+  Xbyak::CodeGenerator::vmulps(Xbyak::Ymm(dst), Xbyak::Ymm(a), Xbyak::Ymm(b));
+}
+
+void EmitterBase::xbyak_vxorps(Vreg dst, Vreg a, Vreg b) {
+  Xbyak::CodeGenerator::vxorps(Xbyak::Ymm(dst), Xbyak::Ymm(a), Xbyak::Ymm(b));
+}
+
+void EmitterBase::xbyak_prefetcht0(const Mem &m) {
+  Xbyak::CodeGenerator::prefetcht0(Xbyak::Address(m));
+}
+
 void EmitterBase::preamble(int spill_slots) {
-  for (const Xbyak::Reg64 &r : kCalleeSaved) push(r);
+  // Encoded directly, like the hot forms: it is the same dozen instructions in every kernel.
+  const int rsp_idx = rsp.getIdx(), args = reg_a.getIdx(), scratch = reg_scratch.getIdx();
+  for (const Xbyak::Reg64 &r : kCalleeSaved)
+    put([&](uint8_t *p) { return x86::push(p, r.getIdx()); });
   // Six pushes after the return address leave rsp 8 mod 16; an odd qword count realigns it
   // (nothing here needs it, but a debugger or profiler walking the stack may).
   int qwords = kSpillSlots / 8 + spill_slots;
   if (qwords % 2 == 0) ++qwords;
   frame_bytes_ = qwords * 8;
-  sub(rsp, frame_bytes_);
+  put([&](uint8_t *p) { return x86::alu_imm(p, x86::kSub, rsp_idx, frame_bytes_); });
+  auto load = [&](bool wide, int dst, size_t field) {
+    put([&](uint8_t *p) {
+      return x86::mov_memory(p, false, wide, dst, {args, static_cast<int32_t>(field)});
+    });
+  };
+  auto store = [&](bool wide, int slot) {
+    put([&](uint8_t *p) { return x86::mov_memory(p, true, wide, scratch, {rsp_idx, slot}); });
+  };
   // reg_a holds the KernelArgs pointer until its own field is loaded, last.
-  mov(reg_b, qword[reg_a + offsetof(KernelArgs, b)]);
-  mov(reg_c, qword[reg_a + offsetof(KernelArgs, c)]);
-  mov(reg_scratch.cvt32(), dword[reg_a + offsetof(KernelArgs, alpha)]);
-  mov(alpha_slot(), reg_scratch.cvt32());
-  mov(reg_scratch, qword[reg_a + offsetof(KernelArgs, workspace)]);
-  mov(workspace_slot(), reg_scratch);
-  mov(reg_scratch, qword[reg_a + offsetof(KernelArgs, begin)]);
-  mov(begin_slot(), reg_scratch);
-  mov(reg_scratch, qword[reg_a + offsetof(KernelArgs, end)]);
-  mov(end_slot(), reg_scratch);
-  mov(reg_a, qword[reg_a + offsetof(KernelArgs, a)]);
+  load(true, reg_b.getIdx(), offsetof(KernelArgs, b));
+  load(true, reg_c.getIdx(), offsetof(KernelArgs, c));
+  load(false, scratch, offsetof(KernelArgs, alpha));
+  store(false, kAlphaSlot);
+  load(true, scratch, offsetof(KernelArgs, workspace));
+  store(true, kWorkspaceSlot);
+  load(true, scratch, offsetof(KernelArgs, begin));
+  store(true, kBeginSlot);
+  load(true, scratch, offsetof(KernelArgs, end));
+  store(true, kEndSlot);
+  load(true, args, offsetof(KernelArgs, a));
 }
 
 void EmitterBase::postamble() {
   // Dirty upper ymm halves would slow down the caller's SSE code.
-  vzeroupper();
-  add(rsp, frame_bytes_);
-  for (int i = static_cast<int>(std::size(kCalleeSaved)) - 1; i >= 0; --i) pop(kCalleeSaved[i]);
-  ret();
+  put([](uint8_t *p) { return x86::vzeroupper(p); });
+  put([&](uint8_t *p) { return x86::alu_imm(p, x86::kAdd, rsp.getIdx(), frame_bytes_); });
+  for (int i = static_cast<int>(std::size(kCalleeSaved)) - 1; i >= 0; --i)
+    put([&](uint8_t *p) { return x86::pop(p, kCalleeSaved[i].getIdx()); });
+  put([](uint8_t *p) { return x86::ret(p); });
 }
 
 }  // namespace tessel

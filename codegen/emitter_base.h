@@ -1,25 +1,39 @@
 // The base of every tessel emitter: the System V ABI (preamble, postamble, callee-saved
 // registers, vzeroupper), the general-purpose registers by role, the stack frame, addressing
-// helpers that survive any displacement, and the ONE place where Xbyak's error code and the
-// emitter's own failures become a status.
+// helpers that survive any displacement, the direct encoding of the hot instruction forms, and
+// the ONE place where Xbyak's error code and the emitter's own failures become a status.
 //
-// Code is generated into a plain read+write heap buffer (Xbyak never mprotects it: see
-// RwAllocator); executable_memory.cpp later copies it into pages that are only read+execute.
+// Code is generated into a plain read+write buffer the caller owns (Xbyak's user-buffer mode:
+// it never allocates or mprotects it); executable_memory.cpp later copies it into pages that
+// are only read+execute.
 #pragma once
 #include <cstdint>
 #include <string>
 
 #include <xbyak/xbyak.h>
 
+#include "x86_encoder.h"
+
 namespace tessel {
 
-// Page-aligned heap memory that Xbyak must leave read+write (useProtect() == false), so no
-// page is ever writable and executable at once.
-class RwAllocator final : public Xbyak::Allocator {
- public:
-  uint8_t *alloc(size_t size) override;
-  void free(uint8_t *p) override;
-  bool useProtect() const override { return false; }
+// [base + index + disp] as mem() builds it: three small fields rather than an Xbyak::Address,
+// whose construction alone cost more than encoding the instruction. The hot instructions take
+// it directly (EmitterBase's overloads below); it converts to an Xbyak::Address for all others.
+struct Mem {
+  int base = 0;
+  int index = -1;  // none; reg_scratch when the displacement needed 64 bits
+  int32_t disp = 0;
+  operator Xbyak::Address() const;  // implicit: any Xbyak instruction takes a Mem
+};
+
+// A ymm register by number: what PlanEmitter::tile() and temp() return, and what the hot
+// instruction overloads below take. Xbyak's register objects are packed bit fields; building
+// one per operand and reading it back cost more than encoding the instruction. It converts
+// to an Xbyak::Ymm for every other instruction.
+struct Vreg {
+  int idx = 0;
+  int getIdx() const { return idx; }  // Xbyak's spelling: kernels ask either kind
+  operator Xbyak::Ymm() const { return Xbyak::Ymm(idx); }  // implicit, as Mem
 };
 
 // Xbyak's error code is thread-local and sticky (the first error wins): it must be cleared
@@ -30,7 +44,9 @@ struct XbyakErrorReset {
 
 class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
  public:
-  explicit EmitterBase(size_t max_code_bytes);
+  // Emits into `buffer` (page-aligned, `capacity` bytes, read+write); a kernel that does not
+  // fit stops with code_too_big().
+  EmitterBase(uint8_t *buffer, size_t capacity);
   EmitterBase(const EmitterBase &) = delete;
   EmitterBase &operator=(const EmitterBase &) = delete;
 
@@ -69,9 +85,99 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
   const Xbyak::Reg64 reg_scratch{Xbyak::Operand::RAX};
 
   // [base + disp] for any 64-bit displacement (through reg_scratch beyond 32 bits).
-  Xbyak::Address mem(const Xbyak::Reg64 &base, int64_t disp);
+  Mem mem(const Xbyak::Reg64 &base, int64_t disp) {
+    if (x86::fits_int32(disp)) return {base.getIdx(), -1, static_cast<int32_t>(disp)};
+    return far_mem(base, disp);
+  }
   // r += v (any 64-bit v; nothing emitted for 0).
-  void add_imm(const Xbyak::Reg64 &r, int64_t v);
+  void add_imm(const Xbyak::Reg64 &r, int64_t v) {
+    if (v == 0) return;
+    // rax has its own short imm32 form, which Xbyak writes.
+    if (x86::fits_int32(v) && r.getIdx() != reg_scratch.getIdx()) {
+      put([&](uint8_t *p) { return x86::alu_imm(p, x86::kAdd, r.getIdx(), int32_t(v)); });
+    } else {
+      xbyak_add_imm(r, v);
+    }
+  }
+  // r = v (any 64-bit v), the shortest way.
+  void mov_imm(const Xbyak::Reg64 &r, int64_t v) {
+    put([&](uint8_t *p) { return x86::mov_imm(p, r.getIdx(), v); });
+  }
+  // The offset the next instruction starts at, for jnz_back().
+  size_t here() const { return getSize(); }
+  // jnz to an offset already written (a loop's top).
+  void jnz_back(size_t target) {
+    const auto back = static_cast<int64_t>(getSize() - target);
+    put([&](uint8_t *p) { return x86::jnz_back(p, back); });
+  }
+  // Raw bytes (constant tables).
+  void data(const uint8_t *bytes, size_t count);
+
+  // The hot instruction forms, encoded directly (x86_encoder.h) into Xbyak's buffer: the same
+  // bytes Xbyak writes, without its generic operand handling. Registers VEX cannot name and
+  // Xbyak operands with EVEX decorations go through Xbyak, whose overloads stay visible for
+  // everything else.
+  using Xbyak::CodeGenerator::dec;
+  using Xbyak::CodeGenerator::prefetcht0;
+  using Xbyak::CodeGenerator::vbroadcastss;
+  using Xbyak::CodeGenerator::vfmadd231ps;
+  using Xbyak::CodeGenerator::vmaskmovps;
+  using Xbyak::CodeGenerator::vmovss;
+  using Xbyak::CodeGenerator::vmovups;
+  using Xbyak::CodeGenerator::vmulps;
+  using Xbyak::CodeGenerator::vxorps;
+  void vmovups(Vreg dst, const Mem &src) {
+    if (!vex_memory(x86::kVmovupsLoad, true, dst.idx, 0, src)) xbyak_vmovups(dst, src);
+  }
+  void vmovups(const Mem &dst, Vreg src) {
+    if (!vex_memory(x86::kVmovupsStore, true, src.idx, 0, dst)) xbyak_vmovups(dst, src);
+  }
+  void vbroadcastss(Vreg dst, const Mem &src) {
+    if (!vex_memory(x86::kVbroadcastss, true, dst.idx, 0, src)) xbyak_vbroadcastss(dst, src);
+  }
+  void vmaskmovps(Vreg dst, Vreg mask, const Mem &src) {
+    if (!vex_memory(x86::kVmaskmovpsLoad, true, dst.idx, mask.idx, src))
+      xbyak_vmaskmovps(dst, mask, src);
+  }
+  void vfmadd231ps(Vreg dst, Vreg a, Vreg b) {
+    if (!vex_registers(x86::kVfmadd231ps, true, dst.idx, a.idx, b.idx))
+      xbyak_vfmadd231ps(dst, a, b);
+  }
+  void vmulps(Vreg dst, Vreg a, Vreg b) {
+    if (!vex_registers(x86::kVmulps, true, dst.idx, a.idx, b.idx)) xbyak_vmulps(dst, a, b);
+  }
+  void vxorps(Vreg dst, Vreg a, Vreg b) {
+    if (!vex_registers(x86::kVxorps, true, dst.idx, a.idx, b.idx)) xbyak_vxorps(dst, a, b);
+  }
+  // The same forms on Xbyak's xmm or ymm registers (xmm pieces of a row, scalars).
+  void vmovups(const Xbyak::Xmm &dst, const Mem &src) {
+    if (!vex_vector(dst) || !vex_memory(x86::kVmovupsLoad, dst.isYMM(), dst.getIdx(), 0, src))
+      xbyak_vmovups(dst, src);
+  }
+  void vmovups(const Mem &dst, const Xbyak::Xmm &src) {
+    if (!vex_vector(src) || !vex_memory(x86::kVmovupsStore, src.isYMM(), src.getIdx(), 0, dst))
+      xbyak_vmovups(dst, src);
+  }
+  void vmovss(const Xbyak::Xmm &dst, const Mem &src) {
+    if (!dst.isXMM() || !vex_vector(dst) ||
+        !vex_memory(x86::kVmovssLoad, false, dst.getIdx(), 0, src))
+      xbyak_vmovss(dst, src);
+  }
+  void vmovss(const Mem &dst, const Xbyak::Xmm &src) {
+    if (!src.isXMM() || !vex_vector(src) ||
+        !vex_memory(x86::kVmovssStore, false, src.getIdx(), 0, dst))
+      xbyak_vmovss(dst, src);
+  }
+  void prefetcht0(const Mem &m) {
+    if (m.index < 0) {
+      put([&](uint8_t *p) { return x86::prefetcht0(p, {m.base, m.disp}); });
+    } else {
+      xbyak_prefetcht0(m);
+    }
+  }
+  void dec(const Xbyak::Reg64 &r) {
+    put([&](uint8_t *p) { return x86::dec(p, r.getIdx()); });
+  }
 
   // Stack frame slots, valid after preamble().
   Xbyak::Address alpha_slot() { return dword[rsp + kAlphaSlot]; }
@@ -91,8 +197,53 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
   void preamble(int spill_slots);
   // Restores the frame and callee-saved registers, clears the upper ymm state, returns.
   void postamble();
+  // Starts a new function at the start of `buffer`, as a new emitter would: Xbyak's size,
+  // labels and error, and this class's frame and failure are forgotten.
+  void restart(uint8_t *buffer, size_t capacity);
 
  private:
+  // Writes one instruction the direct encoder forms with `encode(p)` (which returns its end):
+  // in place while the buffer has room for the longest form, else byte by byte through Xbyak,
+  // which stops where the buffer ends and reports it full, as it would have for its own form.
+  template <class Encode>
+  void put(Encode encode) {
+    if (maxSize_ - size_ >= x86::kMaxBytes) {
+      size_ = static_cast<size_t>(encode(top_ + size_) - top_);
+    } else {
+      uint8_t bytes[x86::kMaxBytes];
+      db(bytes, static_cast<size_t>(encode(bytes) - bytes));
+    }
+  }
+  // xmm or ymm without EVEX decorations (opmask, zeroing, rounding): what VEX encodes, if its
+  // number is below 16 (checked with the other operands').
+  static bool vex_vector(const Xbyak::Xmm &r) {
+    return (r.isXMM() || r.isYMM()) && r.getOpmaskIdx() == 0 && !r.hasZero() &&
+           r.getRounding() == 0;
+  }
+  bool vex_registers(x86::VexOpcode op, bool ymm, int dst, int a, int b) {
+    if (((dst | a | b) & ~15) != 0) return false;
+    put([&](uint8_t *p) { return x86::vex_reg(p, op, ymm, dst, a, b); });
+    return true;
+  }
+  bool vex_memory(x86::VexOpcode op, bool ymm, int reg, int vvvv, const Mem &m) {
+    if (m.index >= 0 || ((reg | vvvv) & ~15) != 0) return false;
+    put([&](uint8_t *p) { return x86::vex_memory(p, op, ymm, reg, vvvv, {m.base, m.disp}); });
+    return true;
+  }
+  // The rest of each instruction above, through Xbyak (out of line: rare).
+  Mem far_mem(const Xbyak::Reg64 &base, int64_t disp);
+  void xbyak_add_imm(const Xbyak::Reg64 &r, int64_t v);
+  void xbyak_vmovups(const Xbyak::Xmm &dst, const Mem &src);
+  void xbyak_vmovups(const Mem &dst, const Xbyak::Xmm &src);
+  void xbyak_vmovss(const Xbyak::Xmm &dst, const Mem &src);
+  void xbyak_vmovss(const Mem &dst, const Xbyak::Xmm &src);
+  void xbyak_vbroadcastss(const Xbyak::Xmm &dst, const Mem &src);
+  void xbyak_vmaskmovps(Vreg dst, Vreg mask, const Mem &src);
+  void xbyak_vfmadd231ps(Vreg dst, Vreg a, Vreg b);
+  void xbyak_vmulps(Vreg dst, Vreg a, Vreg b);
+  void xbyak_vxorps(Vreg dst, Vreg a, Vreg b);
+  void xbyak_prefetcht0(const Mem &m);
+
   static constexpr int kAlphaSlot = 0, kWorkspaceSlot = 8, kBeginSlot = 16, kEndSlot = 24,
                        kIndexSlot = 32, kRowSlot = 40, kColumnSlot = 48, kBaseSlots = 56,
                        kSpillSlots = 80;

@@ -1,9 +1,27 @@
 #include "jit_kernel.h"
 
+#include <algorithm>
+
+#include "code_buffer.h"
 #include "executable_memory.h"
 #include "plan_emitter.h"
 
 namespace tessel {
+namespace {
+
+// What a thread keeps between kernels (emission never nests on a thread): its code buffer and
+// one emitter writing into it.
+struct ThreadEmitter {
+  CodeBuffer buffer;
+  std::unique_ptr<PlanEmitter> emitter;  // destroyed first: it points into `buffer`
+};
+
+ThreadEmitter &thread_emitter() {
+  static thread_local ThreadEmitter thread;
+  return thread;
+}
+
+}  // namespace
 
 JitKernel::~JitKernel() {
   release_executable(code_, mapped_size_);
@@ -16,15 +34,29 @@ bool emit_kernel(const EmitRequest &req, std::unique_ptr<JitKernel> *out, std::s
     err = "emit_kernel: null plan or output";
     return false;
   }
-  // Start from ~4 KiB per plan node (an unrolled 6x16 k loop is ~2 KiB) and grow when Xbyak
-  // reports the buffer full: plans differ a lot in how much straight-line code they unroll.
-  size_t capacity = 64 * 1024 + req.plan->nodes.size() * 4096;
+  // The thread's buffer keeps the size earlier kernels needed; it grows when Xbyak reports it
+  // full: plans differ a lot in how much straight-line code they unroll. 64 KiB holds every
+  // benchmark plan (the largest, 1000^3, emits 44 KiB).
+  ThreadEmitter &thread = thread_emitter();
+  struct Trim {
+    CodeBuffer &buffer;
+    ~Trim() { buffer.trim(); }
+  } trim{thread.buffer};
+  size_t capacity = std::max<size_t>(thread.buffer.capacity(), 64 * 1024);
   for (int attempt = 0;; ++attempt) {
-    PlanEmitter emitter(req, capacity);
-    emitter.emit();
+    // Never null into Xbyak: a null user buffer would make it allocate its own.
+    uint8_t *const memory = thread.buffer.reserve(capacity);
+    if (memory == nullptr) {
+      err = "emit_kernel: no memory for a code buffer of " + std::to_string(capacity) + " bytes";
+      return false;
+    }
+    if (!thread.emitter)
+      thread.emitter = std::make_unique<PlanEmitter>(memory, thread.buffer.capacity());
+    PlanEmitter &emitter = *thread.emitter;
+    emitter.emit(req, memory, thread.buffer.capacity());
     if (!emitter.status(&err)) {
       if (emitter.code_too_big() && attempt < 6) {
-        capacity *= 4;
+        capacity = thread.buffer.capacity() * 4;
         continue;
       }
       return false;

@@ -58,7 +58,7 @@ class JitKernel {
  private:
   friend bool emit_kernel(const EmitRequest &, std::unique_ptr<JitKernel> *, std::string *);
   KernelFn fn_ = nullptr;
-  uint8_t *code_ = nullptr;  // mmap'ed, read+execute
+  uint8_t *code_ = nullptr;  // from the executable pool, read+execute
   size_t code_size_ = 0;
   size_t mapped_size_ = 0;
   int64_t workspace_bytes_ = 0;

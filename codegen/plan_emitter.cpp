@@ -1,6 +1,7 @@
 #include "plan_emitter.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "kernels/kernel_emitters.h"
 #include "layout.h"
@@ -24,26 +25,9 @@ int register_tile_count(const PlanTensor &t) {
 
 }  // namespace
 
-PlanEmitter::PlanEmitter(const EmitRequest &req, size_t max_code_bytes)
-    : EmitterBase(max_code_bytes), req_(req), plan_(*req.plan) {
+PlanEmitter::PlanEmitter(uint8_t *buffer, size_t capacity) : EmitterBase(buffer, capacity) {
   // Plan bodies can be long: every forward jump gets a 32-bit displacement.
   setDefaultJmpNEAR(true);
-}
-
-const PlanTensor &PlanEmitter::tensor(const PlanNode &n, int operand) const {
-  return plan_.tensors[static_cast<size_t>(n.tensors[static_cast<size_t>(operand)])];
-}
-
-int64_t PlanEmitter::element_bytes(const PlanNode &n, int operand, int64_t i, int64_t j) const {
-  const int tid = n.tensors[static_cast<size_t>(operand)];
-  const TensorState &st = tensors_[static_cast<size_t>(tid)];
-  return element_offset(plan_.tensors[static_cast<size_t>(tid)].spec.layout, st.ld, i, j) * 4;
-}
-
-Xbyak::Address PlanEmitter::element(const PlanNode &n, int operand, int64_t i, int64_t j,
-                                    int64_t extra_bytes) {
-  const TensorState &st = tensors_[static_cast<size_t>(n.tensors[static_cast<size_t>(operand)])];
-  return mem(st.reg, st.disp + element_bytes(n, operand, i, j) + extra_bytes);
 }
 
 void PlanEmitter::load_origin(const Xbyak::Reg64 &dst, const PlanNode &n, int operand) {
@@ -51,12 +35,9 @@ void PlanEmitter::load_origin(const Xbyak::Reg64 &dst, const PlanNode &n, int op
   lea(dst, mem(st.reg, st.disp));
 }
 
-Xbyak::Ymm PlanEmitter::tile(int index) {
-  if (index < 0 || index >= tile_registers_) {
-    fail("codegen: register tile index out of range");
-    return Xbyak::Ymm(0);
-  }
-  return Xbyak::Ymm(index);
+Vreg PlanEmitter::tile_out_of_range() {
+  fail("codegen: register tile index out of range");
+  return Vreg{0};
 }
 
 bool PlanEmitter::reserve_temps(int count, const char *kernel) {
@@ -66,26 +47,26 @@ bool PlanEmitter::reserve_temps(int count, const char *kernel) {
   return false;
 }
 
-void PlanEmitter::load_edge_mask(const Xbyak::Ymm &mask, int valid) {
+void PlanEmitter::load_edge_mask(Vreg mask, int valid) {
   if (valid <= 0 || valid >= kLanes) {
     fail("codegen: edge mask of " + std::to_string(valid) + " lanes");
     return;
   }
   // mask_table_ is kLanes all-ones lanes then kLanes zero lanes: starting kLanes - valid
   // lanes in leaves exactly `valid` ones.
-  vmovups(mask, ptr[rip + mask_table_ + 4 * (kLanes - valid)]);
+  vmovups(Xbyak::Ymm(mask), ptr[rip + *mask_table_ + 4 * (kLanes - valid)]);
 }
 
 void PlanEmitter::compute_heights() {
   // Children are built after their parent (plan.cpp appends in pre-order), so one reverse
   // sweep sees every child before its parent.
-  height_.assign(plan_.nodes.size(), 0);
-  for (size_t id = plan_.nodes.size(); id-- > 0;) {
-    const PlanNode &n = plan_.nodes[id];
+  height_.assign(plan_->nodes.size(), 0);
+  for (size_t id = plan_->nodes.size(); id-- > 0;) {
+    const PlanNode &n = plan_->nodes[id];
     int h = 0;
     for (int c : n.children)
       if (c >= 0) {
-        if (static_cast<size_t>(c) <= id || static_cast<size_t>(c) >= plan_.nodes.size()) {
+        if (static_cast<size_t>(c) <= id || static_cast<size_t>(c) >= plan_->nodes.size()) {
           fail("codegen: malformed plan (child before parent)");
           return;
         }
@@ -96,17 +77,30 @@ void PlanEmitter::compute_heights() {
   max_height_ = height_.empty() ? 0 : *std::max_element(height_.begin(), height_.end());
 }
 
-void PlanEmitter::emit() {
-  if (plan_.root < 0 || static_cast<size_t>(plan_.root) >= plan_.nodes.size() ||
-      plan_.tensors.size() < 3) {
+void PlanEmitter::emit(const EmitRequest &req, uint8_t *buffer, size_t capacity) {
+  restart(buffer, capacity);
+  req_ = &req;
+  plan_ = req.plan;
+  max_height_ = 0;
+  tile_registers_ = 0;
+  tile_tensor_ = -1;
+  Xbyak::Label mask_table;
+  mask_table_ = &mask_table;
+  emit_function();
+  mask_table_ = nullptr;
+}
+
+void PlanEmitter::emit_function() {
+  if (plan_->root < 0 || static_cast<size_t>(plan_->root) >= plan_->nodes.size() ||
+      plan_->tensors.size() < 3) {
     fail("codegen: empty or malformed plan");
     return;
   }
-  const int64_t lds[3] = {req_.lda, req_.ldb, req_.ldc};
-  tensors_.assign(plan_.tensors.size(), TensorState{});
+  const int64_t lds[3] = {req_->lda, req_->ldb, req_->ldc};
+  tensors_.assign(plan_->tensors.size(), TensorState{});
   const Xbyak::Reg64 user_regs[3] = {reg_a, reg_b, reg_c};
   for (int i = 0; i < 3; ++i) {
-    const PlanTensor &t = plan_.tensors[static_cast<size_t>(i)];
+    const PlanTensor &t = plan_->tensors[static_cast<size_t>(i)];
     const LayoutKind k = t.spec.layout.kind;
     if (k != LayoutKind::RowMajor && k != LayoutKind::ColMajor) {
       fail("codegen: user tensor with a non-user layout");
@@ -118,29 +112,31 @@ void PlanEmitter::emit() {
            std::to_string(i) + " is smaller than " + std::to_string(need));
       return;
     }
-    tensors_[static_cast<size_t>(i)] = TensorState{true, user_regs[i], 0, lds[i]};
+    tensors_[static_cast<size_t>(i)] = live_state(user_regs[i], lds[i], t.spec.layout);
   }
   compute_heights();
   if (failed()) return;
   preamble(std::max(0, max_height_ - kCounterRegisters));
-  emit_node(plan_.root);
+  emit_node(plan_->root);
   postamble();
   align(32);
-  L(mask_table_);
-  for (int i = 0; i < kLanes; ++i) dd(0xffffffffu);
-  for (int i = 0; i < kLanes; ++i) dd(0);
+  L(*mask_table_);
+  uint8_t table[2 * kLanes * 4];
+  std::memset(table, 0xff, kLanes * 4);
+  std::memset(table + kLanes * 4, 0, kLanes * 4);
+  data(table, sizeof table);
 }
 
 void PlanEmitter::emit_node(int id) {
   if (failed()) return;
-  const PlanNode &n = plan_.nodes[static_cast<size_t>(id)];
+  const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
   switch (n.kind) {
     case NodeKind::Loop:
       emit_loop(id);
       return;
     case NodeKind::Grid:
       // The runtime hands out a grid's iterations; only the root's iterations are visible.
-      if (id != plan_.root) {
+      if (id != plan_->root) {
         fail("codegen: a parallel grid below the root");
         return;
       }
@@ -164,7 +160,7 @@ void PlanEmitter::emit_node(int id) {
   fail("codegen: unknown plan node kind");
 }
 
-bool PlanEmitter::loop_shifts(const PlanNode &n, int dim, int64_t step, std::vector<Shift> *out) {
+bool PlanEmitter::loop_shifts(const PlanNode &n, int dim, int64_t step, Shifts *out) {
   out->clear();
   if (dim < 0 || dim > 2 || step <= 0 || n.trips < 0 || n.trips2 < 0) {
     fail("codegen: malformed loop node");
@@ -179,7 +175,7 @@ bool PlanEmitter::loop_shifts(const PlanNode &n, int dim, int64_t step, std::vec
         fail("codegen: loop over a tensor that is not live");
         return false;
       }
-      const PlanTensor &t = plan_.tensors[static_cast<size_t>(tid)];
+      const PlanTensor &t = plan_->tensors[static_cast<size_t>(tid)];
       if (t.role == PlanTensor::Role::Registers) {
         fail("codegen: a loop moves a register tile (registers are named, not addressed)");
         return false;
@@ -190,26 +186,29 @@ bool PlanEmitter::loop_shifts(const PlanNode &n, int dim, int64_t step, std::vec
       }
       const int64_t inc = 4 * element_offset(t.spec.layout, tensors_[static_cast<size_t>(tid)].ld,
                                              axis == 0 ? step : 0, axis == 1 ? step : 0);
-      out->emplace_back(tid, inc);
+      if (!out->push(tid, inc)) {
+        fail("codegen: a loop moves more operand axes than a spec has");
+        return false;
+      }
     }
   }
   return true;
 }
 
-void PlanEmitter::advance(const std::vector<Shift> &shifts, int64_t times) {
+void PlanEmitter::advance(const Shifts &shifts, int64_t times) {
   for (const Shift &s : shifts)
     add_imm(tensors_[static_cast<size_t>(s.first)].reg, s.second * times);
 }
 
-void PlanEmitter::displace(const std::vector<Shift> &shifts, int64_t times) {
+void PlanEmitter::displace(const Shifts &shifts, int64_t times) {
   for (const Shift &s : shifts) tensors_[static_cast<size_t>(s.first)].disp += s.second * times;
 }
 
 void PlanEmitter::counter_set(int height, int64_t value) {
   if (height <= kCounterRegisters) {
-    mov(reg_loop[height - 1], value);
+    mov_imm(reg_loop[height - 1], value);
   } else {
-    mov(reg_scratch, value);
+    mov_imm(reg_scratch, value);
     mov(spill_slot(height - kCounterRegisters - 1), reg_scratch);
   }
 }
@@ -223,8 +222,8 @@ void PlanEmitter::counter_dec(int height) {
 }
 
 void PlanEmitter::emit_loop(int id) {
-  const PlanNode &n = plan_.nodes[static_cast<size_t>(id)];
-  std::vector<Shift> shifts;
+  const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
+  Shifts shifts;
   if (!loop_shifts(n, n.dim, n.step, &shifts)) return;
   const int body = n.children[0], rest = n.children[1], first = n.children[2];
   const int height = height_[static_cast<size_t>(id)];
@@ -240,7 +239,7 @@ void PlanEmitter::emit_loop(int id) {
     fail("codegen: loop without a body");
     return;
   }
-  if (iterations > 0 && plan_.nodes[static_cast<size_t>(body)].kind == NodeKind::Kernel) {
+  if (iterations > 0 && plan_->nodes[static_cast<size_t>(body)].kind == NodeKind::Kernel) {
     emit_unrolled_kernel_loop(id, iterations, shifts);
     // It leaves the origins after all its iterations; remember how to take them back.
     if (iterations <= kFullUnroll) {
@@ -254,13 +253,12 @@ void PlanEmitter::emit_loop(int id) {
     displace(shifts, 1);
     ++done_static;
   } else if (iterations > 1) {
-    Xbyak::Label top;
     counter_set(height, iterations);
-    L(top);
+    const size_t top = here();
     emit_node(body);
     advance(shifts, 1);
     counter_dec(height);
-    jnz(top);
+    jnz_back(top);
     done_dynamic += iterations;
   }
   // The origins now sit on the remainder tile.
@@ -269,9 +267,8 @@ void PlanEmitter::emit_loop(int id) {
   displace(shifts, -done_static);
 }
 
-void PlanEmitter::emit_unrolled_kernel_loop(int id, int64_t iterations,
-                                            const std::vector<Shift> &shifts) {
-  const PlanNode &n = plan_.nodes[static_cast<size_t>(id)];
+void PlanEmitter::emit_unrolled_kernel_loop(int id, int64_t iterations, const Shifts &shifts) {
+  const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
   const int body = n.children[0];
   if (iterations <= kFullUnroll) {
     for (int64_t u = 0; u < iterations; ++u) {
@@ -280,9 +277,8 @@ void PlanEmitter::emit_unrolled_kernel_loop(int id, int64_t iterations,
     }
     return;
   }
-  Xbyak::Label top;
   counter_set(height_[static_cast<size_t>(id)], iterations / kUnroll);
-  L(top);
+  const size_t top = here();
   for (int64_t u = 0; u < kUnroll; ++u) {
     emit_node(body);
     displace(shifts, 1);
@@ -290,7 +286,7 @@ void PlanEmitter::emit_unrolled_kernel_loop(int id, int64_t iterations,
   displace(shifts, -kUnroll);
   advance(shifts, kUnroll);
   counter_dec(height_[static_cast<size_t>(id)]);
-  jnz(top);
+  jnz_back(top);
   for (int64_t u = 0; u < iterations % kUnroll; ++u) {
     emit_node(body);
     displace(shifts, 1);
@@ -298,14 +294,14 @@ void PlanEmitter::emit_unrolled_kernel_loop(int id, int64_t iterations,
 }
 
 void PlanEmitter::emit_parallel_grid(int id) {
-  const PlanNode &n = plan_.nodes[static_cast<size_t>(id)];
-  std::vector<Shift> by_row, by_column;
+  const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
+  Shifts by_row, by_column;
   if (!loop_shifts(n, 0, n.step, &by_row) || !loop_shifts(n, 1, n.step2, &by_column)) return;
   const bool last_rows = n.children[1] >= 0, last_columns = n.children[2] >= 0;
   const int64_t columns = n.trips2 + (last_columns ? 1 : 0);
   const int64_t total = (n.trips + (last_rows ? 1 : 0)) * columns;
   if (n.children[0] < 0 || (last_rows && last_columns && n.children[3] < 0) ||
-      total != plan_.grid_iterations() || n.trips >= INT32_MAX || n.trips2 >= INT32_MAX) {
+      total != plan_->grid_iterations() || n.trips >= INT32_MAX || n.trips2 >= INT32_MAX) {
     fail("codegen: malformed parallel grid");
     return;
   }
@@ -348,7 +344,7 @@ void PlanEmitter::emit_parallel_grid(int id) {
   for (int t : moved) {
     const Xbyak::Reg64 &reg = tensors_[static_cast<size_t>(t)].reg;
     mov(reg, base_slot(t));
-    auto add_multiple = [&](const std::vector<Shift> &shifts, const Xbyak::Address &slot) {
+    auto add_multiple = [&](const Shifts &shifts, const Xbyak::Address &slot) {
       for (const Shift &s : shifts)
         if (s.first == t && s.second != 0) {
           mov(reg_scratch, s.second);
@@ -409,13 +405,13 @@ void PlanEmitter::emit_parallel_grid(int id) {
 }
 
 void PlanEmitter::emit_alloc(int id) {
-  const PlanNode &n = plan_.nodes[static_cast<size_t>(id)];
+  const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
   const int nt = n.new_tensor;
-  if (nt < 0 || static_cast<size_t>(nt) >= plan_.tensors.size()) {
+  if (nt < 0 || static_cast<size_t>(nt) >= plan_->tensors.size()) {
     fail("codegen: alloc without a tensor");
     return;
   }
-  const PlanTensor &t = plan_.tensors[static_cast<size_t>(nt)];
+  const PlanTensor &t = plan_->tensors[static_cast<size_t>(nt)];
   TensorState &st = tensors_[static_cast<size_t>(nt)];
   if (t.role == PlanTensor::Role::Registers) {
     if (tile_tensor_ >= 0) {
@@ -429,7 +425,7 @@ void PlanEmitter::emit_alloc(int id) {
     }
     tile_tensor_ = nt;
     tile_registers_ = count;
-    st = TensorState{true, Xbyak::Reg64(), 0, 0};
+    st = live_state(Xbyak::Reg64(), 0, t.spec.layout);
   } else if (t.role == PlanTensor::Role::Buffer) {
     if (n.operand != 0 && n.operand != 1) {
       fail("codegen: packed buffer for an operand other than A or B");
@@ -438,17 +434,17 @@ void PlanEmitter::emit_alloc(int id) {
     const Xbyak::Reg64 reg = n.operand == 0 ? reg_a_panel : reg_b_panel;
     for (size_t i = 0; i < tensors_.size(); ++i)
       if (tensors_[i].live && tensors_[i].reg == reg &&
-          plan_.tensors[i].role == PlanTensor::Role::Buffer) {
+          plan_->tensors[i].role == PlanTensor::Role::Buffer) {
         fail("codegen: two packed buffers of one operand are live at once");
         return;
       }
-    if (t.workspace_offset < 0 || t.workspace_offset + t.bytes > plan_.workspace_bytes) {
+    if (t.workspace_offset < 0 || t.workspace_offset + t.bytes > plan_->workspace_bytes) {
       fail("codegen: buffer outside the workspace");
       return;
     }
     mov(reg, workspace_slot());
     add_imm(reg, t.workspace_offset);
-    st = TensorState{true, reg, 0, t.ext};
+    st = live_state(reg, t.ext, t.spec.layout);
   } else {
     fail("codegen: alloc of a user tensor");
     return;
@@ -469,7 +465,7 @@ void PlanEmitter::prefetch_store_target(const PlanNode &alloc) {
   // tile are touched (prefetches never fault, but stay inside the tile anyway).
   const int epilogue = alloc.children[2];
   if (epilogue < 0) return;
-  const PlanNode &store = plan_.nodes[static_cast<size_t>(epilogue)];
+  const PlanNode &store = plan_->nodes[static_cast<size_t>(epilogue)];
   if (store.kind != NodeKind::Kernel || !store.spec.accumulate ||
       (store.kernel != KernelId::StoreRows && store.kernel != KernelId::StoreDot))
     return;
@@ -483,7 +479,7 @@ void PlanEmitter::prefetch_store_target(const PlanNode &alloc) {
 }
 
 void PlanEmitter::emit_kernel_call(int id) {
-  const PlanNode &n = plan_.nodes[static_cast<size_t>(id)];
+  const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
   for (int o = 0; o < n.spec.operand_count(); ++o) {
     const int tid = n.tensors[static_cast<size_t>(o)];
     if (tid < 0 || static_cast<size_t>(tid) >= tensors_.size() ||
@@ -491,7 +487,7 @@ void PlanEmitter::emit_kernel_call(int id) {
       fail(std::string("codegen: ") + kernel_name(n.kernel) + " reads a tensor that is not live");
       return;
     }
-    const PlanTensor &t = plan_.tensors[static_cast<size_t>(tid)];
+    const PlanTensor &t = plan_->tensors[static_cast<size_t>(tid)];
     if (t.spec.layout.is_register() && tid != tile_tensor_) {
       fail("codegen: register operand outside its register tile");
       return;

@@ -9,6 +9,7 @@
 // kernel temporaries follow it. Leaf kernels are emitted by the functions of kernels/, which
 // reach operands only through the accessors below.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -16,41 +17,54 @@
 
 #include "emitter_base.h"
 #include "jit_kernel.h"
+#include "layout.h"
 #include "plan.h"
 
 namespace tessel {
 
 class PlanEmitter : public EmitterBase {
  public:
-  PlanEmitter(const EmitRequest &req, size_t max_code_bytes);
+  // One emitter writes any number of functions, one after the other (a thread keeps one:
+  // building an Xbyak::CodeGenerator costs about what emitting a small kernel does).
+  PlanEmitter(uint8_t *buffer, size_t capacity);
 
-  // Emits the whole function. Check status() afterwards.
-  void emit();
+  // Emits the whole function for `req` at the start of `buffer` (page-aligned, `capacity`
+  // bytes), forgetting any earlier one. Check status() afterwards.
+  void emit(const EmitRequest &req, uint8_t *buffer, size_t capacity);
 
   // ---- for kernel emitters ----------------------------------------------------------------
   static constexpr int kLanes = 8;  // f32 lanes of a ymm register
   static constexpr int kVectorRegisters = 16;
 
-  const Plan &plan() const { return plan_; }
-  const PlanTensor &tensor(const PlanNode &n, int operand) const;
+  const Plan &plan() const { return *plan_; }
+  const PlanTensor &tensor(const PlanNode &n, int operand) const {
+    return plan_->tensors[static_cast<size_t>(n.tensors[static_cast<size_t>(operand)])];
+  }
   // Address of element (i, j) of operand `operand`'s tile (memory operands only), plus
   // `extra_bytes`.
-  Xbyak::Address element(const PlanNode &n, int operand, int64_t i, int64_t j,
-                         int64_t extra_bytes = 0);
+  Mem element(const PlanNode &n, int operand, int64_t i, int64_t j, int64_t extra_bytes = 0) {
+    const TensorState &st = state(n, operand);
+    return mem(st.reg, st.disp + bytes_from_origin(st, i, j) + extra_bytes);
+  }
   // Byte offset of element (i, j) from the tile origin of a memory operand.
-  int64_t element_bytes(const PlanNode &n, int operand, int64_t i, int64_t j) const;
+  int64_t element_bytes(const PlanNode &n, int operand, int64_t i, int64_t j) const {
+    return bytes_from_origin(state(n, operand), i, j);
+  }
   // Loads the tile origin of a memory operand into `dst`.
   void load_origin(const Xbyak::Reg64 &dst, const PlanNode &n, int operand);
   // Number of ymm registers the live register tile occupies (0 outside register tiles).
   int tile_registers() const { return tile_registers_; }
   // Accumulator register `index` of the live register tile.
-  Xbyak::Ymm tile(int index);
+  Vreg tile(int index) {
+    if (index < 0 || index >= tile_registers_) return tile_out_of_range();
+    return Vreg{index};
+  }
   // Reserves `count` temporaries after the register tile; false (and a failure recorded)
   // when they do not fit the register file.
   bool reserve_temps(int count, const char *kernel);
-  Xbyak::Ymm temp(int k) const { return Xbyak::Ymm(tile_registers_ + k); }
+  Vreg temp(int k) const { return Vreg{tile_registers_ + k}; }
   // Loads into `mask` a vmaskmovps mask whose first `valid` lanes (1..7) are set.
-  void load_edge_mask(const Xbyak::Ymm &mask, int valid);
+  void load_edge_mask(Vreg mask, int valid);
 
  private:
   struct TensorState {
@@ -58,35 +72,79 @@ class PlanEmitter : public EmitterBase {
     Xbyak::Reg64 reg = Xbyak::Reg64(0);  // tile origin (memory tensors; unused otherwise)
     int64_t disp = 0;                    // folded into every address (unrolled loops)
     int64_t ld = 0;  // leading dimension (user tensors) or extent (buffers), in elements
+    Layout layout;   // the tensor's, kept here: kernels ask for an address per instruction
+    // Offsets are linear in (i, j) for i < linear_rows and j < linear_cols: everywhere for
+    // row- and column-major tensors, inside the first strip for panels (where kernels' tiles
+    // sit). Bytes per row and per column there are computed once, so that most addresses need
+    // no element_offset() call (and its two divisions).
+    int64_t linear_rows = 0, linear_cols = 0;
+    int64_t row_bytes = 0, col_bytes = 0;
   };
+  static TensorState live_state(const Xbyak::Reg64 &reg, int64_t ld, Layout layout) {
+    TensorState st{true, reg, 0, ld, layout};
+    if (layout.is_register()) return st;
+    st.linear_rows = layout.kind == LayoutKind::PanelRows ? layout.strip : INT64_MAX;
+    st.linear_cols = layout.kind == LayoutKind::PanelCols ? layout.strip : INT64_MAX;
+    st.row_bytes = element_offset(layout, ld, 1, 0) * 4;
+    st.col_bytes = element_offset(layout, ld, 0, 1) * 4;
+    return st;
+  }
+  const TensorState &state(const PlanNode &n, int operand) const {
+    return tensors_[static_cast<size_t>(n.tensors[static_cast<size_t>(operand)])];
+  }
+  static int64_t bytes_from_origin(const TensorState &st, int64_t i, int64_t j) {
+    if (i >= 0 && j >= 0 && i < st.linear_rows && j < st.linear_cols)
+      return i * st.row_bytes + j * st.col_bytes;
+    return element_offset(st.layout, st.ld, i, j) * 4;
+  }
+  Vreg tile_out_of_range();
   // An origin a loop moves: tensor and its byte increment per iteration.
   using Shift = std::pair<int, int64_t>;
+  // A loop's shifts: at most one per axis of each of a spec's (at most three) operands. Fixed
+  // storage: a loop asks for its shifts once per emission, and a vector's allocation cost more
+  // than finding them.
+  class Shifts {
+   public:
+    const Shift *begin() const { return items_.data(); }
+    const Shift *end() const { return items_.data() + count_; }
+    bool push(int tensor, int64_t increment) {
+      if (count_ == items_.size()) return false;
+      items_[count_++] = {tensor, increment};
+      return true;
+    }
+    void clear() { count_ = 0; }
 
+   private:
+    std::array<Shift, 6> items_{};
+    size_t count_ = 0;
+  };
+
+  void emit_function();
   void compute_heights();
   void emit_node(int id);
   void emit_loop(int id);
   void emit_parallel_grid(int id);
-  void emit_unrolled_kernel_loop(int id, int64_t iterations, const std::vector<Shift> &shifts);
+  void emit_unrolled_kernel_loop(int id, int64_t iterations, const Shifts &shifts);
   void emit_alloc(int id);
   void emit_kernel_call(int id);
   void prefetch_store_target(const PlanNode &alloc);
   // The origins a loop over `dim` in steps of `step` moves (n's own for a Loop).
-  bool loop_shifts(const PlanNode &n, int dim, int64_t step, std::vector<Shift> *out);
+  bool loop_shifts(const PlanNode &n, int dim, int64_t step, Shifts *out);
   // Moves every shifted origin by `times` iterations at run time, or statically.
-  void advance(const std::vector<Shift> &shifts, int64_t times);
-  void displace(const std::vector<Shift> &shifts, int64_t times);
+  void advance(const Shifts &shifts, int64_t times);
+  void displace(const Shifts &shifts, int64_t times);
   // Counter of a loop of this height: a register, or a stack slot above kCounterRegisters.
   void counter_set(int height, int64_t value);
   void counter_dec(int height);
 
-  const EmitRequest &req_;
-  const Plan &plan_;
+  const EmitRequest *req_ = nullptr;
+  const Plan *plan_ = nullptr;
   std::vector<TensorState> tensors_;
   std::vector<int> height_;
   int max_height_ = 0;
   int tile_registers_ = 0;
   int tile_tensor_ = -1;
-  Xbyak::Label mask_table_;
+  Xbyak::Label *mask_table_ = nullptr;  // emit()'s own: labels last one function
 };
 
 }  // namespace tessel

@@ -21,6 +21,9 @@ echo
 echo "== first calls with a cold, filling and warm memo database"
 build-perf/bin/db_bench "$shapes"
 echo
+echo "== emission alone: first emission after the search, and over and over"
+build-perf/bin/emit_bench "$shapes"
+echo
 echo "== GEMM: tessel beside OpenBLAS (forced to its Haswell AVX2 kernels)"
 OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=1 build-perf/bin/gemm_bench "$shapes" "$@"
 echo

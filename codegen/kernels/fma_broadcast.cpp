@@ -48,10 +48,10 @@ void emit_fma_broadcast(PlanEmitter &e, const PlanNode &n) {
     return;
   }
   if (!e.reserve_temps(cfg.vectors + 1 + (cfg.edge ? 1 : 0), "f32_fma_bcast")) return;
-  const Xbyak::Ymm bcast = e.temp(cfg.vectors), mask = e.temp(cfg.vectors + 1);
+  const Vreg bcast = e.temp(cfg.vectors), mask = e.temp(cfg.vectors + 1);
   if (cfg.edge) e.load_edge_mask(mask, cfg.edge);
   for (int v = 0; v < cfg.vectors; ++v) {
-    const Xbyak::Address src = e.element(n, 1, 0, int64_t{v} * lanes);
+    const Mem src = e.element(n, 1, 0, int64_t{v} * lanes);
     if (cfg.edge && v == cfg.vectors - 1) {
       e.vmaskmovps(e.temp(v), mask, src);
     } else {

@@ -41,10 +41,10 @@ void emit_fma_dot(PlanEmitter &e, const PlanNode &n) {
   }
   const int cols = static_cast<int>(cfg.cols);
   if (!e.reserve_temps(cols + 1 + (cfg.masked ? 1 : 0), "f32_fma_dot")) return;
-  const Xbyak::Ymm a_row = e.temp(cols), mask = e.temp(cols + 1);
+  const Vreg a_row = e.temp(cols), mask = e.temp(cols + 1);
   if (cfg.masked) e.load_edge_mask(mask, static_cast<int>(cfg.depth));
   // Masked loads zero the lanes beyond k, so those lanes add nothing.
-  auto load = [&](const Xbyak::Ymm &dst, const Xbyak::Address &src) {
+  auto load = [&](Vreg dst, const Mem &src) {
     if (cfg.masked) {
       e.vmaskmovps(dst, mask, src);
     } else {

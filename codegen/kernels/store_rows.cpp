@@ -62,14 +62,14 @@ void emit_store_rows(PlanEmitter &e, const PlanNode &n) {
     return;
   }
   if (!e.reserve_temps(3, "f32_store_vec_rows")) return;
-  const Xbyak::Ymm alpha = e.temp(0), tmp = e.temp(1), mask = e.temp(2);
+  const Vreg alpha = e.temp(0), tmp = e.temp(1), mask = e.temp(2);
   e.vbroadcastss(alpha, e.alpha_slot());
   if (cfg.edge && cfg.accumulate) e.load_edge_mask(mask, cfg.edge);
   for (int64_t i = 0; i < cfg.rows; ++i)
     for (int v = 0; v < cfg.vectors; ++v) {
-      const Xbyak::Ymm acc = e.tile(static_cast<int>(i) * cfg.vectors + v);
+      const Vreg acc = e.tile(static_cast<int>(i) * cfg.vectors + v);
       const bool masked = cfg.edge && v == cfg.vectors - 1;
-      const Xbyak::Address at = e.element(n, 1, i, int64_t{v} * lanes);
+      const Mem at = e.element(n, 1, i, int64_t{v} * lanes);
       if (cfg.accumulate) {
         if (masked) {
           e.vmaskmovps(tmp, mask, at);

@@ -20,7 +20,7 @@ struct ZeroMemoryConfig {
 
 // Stores `count` zero floats at [base + offset], widest first.
 void store_zeros(PlanEmitter &e, const Xbyak::Reg64 &base, int64_t offset, int64_t count,
-                 const Xbyak::Ymm &zero) {
+                 Vreg zero) {
   int64_t j = 0;
   for (; j + 8 <= count; j += 8) e.vmovups(e.mem(base, offset + 4 * j), zero);
   if (j + 4 <= count) {
@@ -43,7 +43,7 @@ void emit_zero_memory(PlanEmitter &e, const PlanNode &n) {
   }
   cfg.row_bytes = cfg.rows > 1 ? e.element_bytes(n, 0, 1, 0) : 0;
   if (!e.reserve_temps(1, "f32_zero_mem")) return;
-  const Xbyak::Ymm zero = e.temp(0);
+  const Vreg zero = e.temp(0);
   e.vxorps(zero, zero, zero);
   e.load_origin(e.reg_dst, n, 0);
   Xbyak::Label row_top;
