@@ -9,6 +9,11 @@
 namespace tessel {
 namespace {
 
+// Prefetch distance along rows of B streamed from main memory. Measured on this project's
+// Zen 3 (interleaved runs, no prefetch / 256 / 512 bytes ahead): 8x4096x4096 21 / 27 / 26
+// GFLOP/s; the GEMVs 1x4096x4096 and 1x2048x16384, already at the bandwidth, unchanged.
+constexpr int64_t kStreamPrefetchBytes = 256;
+
 // Innermost loops around a multiply kernel are unrolled: up to kFullUnroll iterations
 // completely, longer ones kUnroll at a time with a straight-line tail. Four copies of the
 // 6x16 broadcast step are ~0.5 KiB, comfortably inside the decoded-uop cache, and amortize
@@ -38,6 +43,10 @@ void PlanEmitter::load_origin(const Xbyak::Reg64 &dst, const PlanNode &n, int op
 Vreg PlanEmitter::tile_out_of_range() {
   fail("codegen: register tile index out of range");
   return Vreg{0};
+}
+
+int64_t PlanEmitter::stream_prefetch(const PlanNode &n, int operand) const {
+  return state(n, operand).streamed ? kStreamPrefetchBytes : 0;
 }
 
 bool PlanEmitter::reserve_temps(int count, const char *kernel) {
@@ -149,10 +158,21 @@ void PlanEmitter::emit_node(int id) {
     case NodeKind::Alloc:
       emit_alloc(id);
       return;
-    case NodeKind::Stage:
-      // Cache staging copies nothing: only the cost model sees it.
+    case NodeKind::Stage: {
+      // Cache staging copies nothing; a tile staged from main memory is prefetched ahead.
+      TensorState *st = nullptr;
+      if (n.operand >= 0 && n.operand < n.spec.operand_count() &&
+          n.spec.operands[static_cast<size_t>(n.operand)].level == Level::GL) {
+        const int tid = n.tensors[static_cast<size_t>(n.operand)];
+        if (tid >= 0 && static_cast<size_t>(tid) < tensors_.size())
+          st = &tensors_[static_cast<size_t>(tid)];
+      }
+      const bool was = st != nullptr && st->streamed;
+      if (st) st->streamed = true;
       if (n.children[0] >= 0) emit_node(n.children[0]);
+      if (st) st->streamed = was;
       return;
+    }
     case NodeKind::Kernel:
       emit_kernel_call(id);
       return;

@@ -63,6 +63,10 @@ class PlanEmitter : public EmitterBase {
   // when they do not fit the register file.
   bool reserve_temps(int count, const char *kernel);
   Vreg temp(int k) const { return Vreg{tile_registers_ + k}; }
+  // Bytes ahead along a row to prefetch when the kernel reads a new line of `operand`: rows
+  // staged from main memory are read a few at a time, and the hardware prefetchers alone keep
+  // too few misses in flight (0 otherwise).
+  int64_t stream_prefetch(const PlanNode &n, int operand) const;
   // Loads into `mask` a vmaskmovps mask whose first `valid` lanes (1..7) are set.
   void load_edge_mask(Vreg mask, int valid);
 
@@ -79,6 +83,7 @@ class PlanEmitter : public EmitterBase {
     // no element_offset() call (and its two divisions).
     int64_t linear_rows = 0, linear_cols = 0;
     int64_t row_bytes = 0, col_bytes = 0;
+    bool streamed = false;  // read below a stage from main memory (see stream_prefetch)
   };
   static TensorState live_state(const Xbyak::Reg64 &reg, int64_t ld, Layout layout) {
     TensorState st{true, reg, 0, ld, layout};

@@ -50,7 +50,10 @@ void emit_fma_broadcast(PlanEmitter &e, const PlanNode &n) {
   if (!e.reserve_temps(cfg.vectors + 1 + (cfg.edge ? 1 : 0), "f32_fma_bcast")) return;
   const Vreg bcast = e.temp(cfg.vectors), mask = e.temp(cfg.vectors + 1);
   if (cfg.edge) e.load_edge_mask(mask, cfg.edge);
+  const int64_t prefetch = e.stream_prefetch(n, 1);
   for (int v = 0; v < cfg.vectors; ++v) {
+    // One prefetch per 64 bytes of the B row.
+    if (prefetch > 0 && v % 2 == 0) e.prefetcht0(e.element(n, 1, 0, int64_t{v} * lanes, prefetch));
     const Mem src = e.element(n, 1, 0, int64_t{v} * lanes);
     if (cfg.edge && v == cfg.vectors - 1) {
       e.vmaskmovps(e.temp(v), mask, src);
