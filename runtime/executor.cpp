@@ -1,6 +1,5 @@
 #include "executor.h"
 
-#include <memory>
 #include <mutex>
 
 #include <oneapi/tbb/blocked_range.h>
@@ -13,12 +12,15 @@ namespace tessel::runtime {
 namespace {
 
 // One arena per thread count, so a call uses exactly the threads its plan was made for.
+// The arenas live until the process ends and are never destroyed: oneTBB's workers are not
+// joined at exit, and a static destructor freeing an arena raced with a worker still leaving
+// it (ThreadSanitizer saw it in CI).
 tbb::task_arena &arena(int threads) {
   static std::mutex mutex;
-  static std::unique_ptr<tbb::task_arena> arenas[256];
+  static tbb::task_arena *arenas[256];
   std::lock_guard<std::mutex> lock(mutex);
-  auto &slot = arenas[threads & 255];
-  if (!slot) slot = std::make_unique<tbb::task_arena>(threads);
+  tbb::task_arena *&slot = arenas[threads & 255];
+  if (!slot) slot = new tbb::task_arena(threads);
   return *slot;
 }
 
