@@ -38,7 +38,6 @@ Expansion expand_stage(const Spec &s, const Action &a, const Target &t) {
   e.local_cycles = t.read_cost(from, rows, cols, /*side_by_side=*/a.a != 2);
   if (a.a == 2)
     e.local_cycles += t.lines(from, rows, cols) * t.coef.line_cycles[static_cast<int>(from.level)];
-  if (Level(a.b) == Level::L1) e.local_cycles += t.strided_rows_cost(from, rows, cols);
   e.children[0].spec = s;
   e.children[0].spec.operands[a.a].level = Level(a.b);
   e.children[0].present = true;

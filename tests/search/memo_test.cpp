@@ -69,7 +69,7 @@ TEST_CASE("the memo returns each entry as put, for exactly the spec put, whateve
         s.dims[i % 3] += 1000;
         break;
       case 1:
-        s.operands[i % 3].wide_stride = !s.operands[i % 3].wide_stride;
+        s.operands[i % 3].stride_log2 = s.operands[i % 3].stride_log2 == 12 ? 0 : 12;
         break;
       case 2:
         s.limits.l2_kib += 4096;
