@@ -17,7 +17,7 @@ Spec random_spec(std::mt19937_64 &rng) {
   for (int32_t &d : s.dims) d = 1 + int32_t(rng() % 300);
   for (TensorSpec &t : s.operands)
     t = {Level(rng() % kLevelCount), Layout{LayoutKind(rng() % 6), uint8_t(rng() % 3 * 8)},
-         bool(rng() & 1)};
+         uint8_t(rng() & 1 ? 7 + rng() % 6 : 0)};
   s.limits = {uint32_t(rng() % 17), uint32_t(rng() % 64), uint32_t(rng() % 2048), 24576};
   return s;
 }

@@ -17,6 +17,7 @@ Spec random_spec(std::mt19937_64 &rng) {
   for (TensorSpec &t : s.operands) {
     t.level = Level(rng() % kLevelCount);
     t.layout = Layout{LayoutKind(rng() % 6), uint8_t(rng() % 3 * 8)};
+    t.stride_log2 = rng() & 1 ? uint8_t(7 + rng() % 6) : 0;
   }
   return s;
 }
