@@ -66,6 +66,7 @@ struct Child {
   bool present = false;
 };
 
+// expand_into() resets every field but the children's specs: a new field must be reset there.
 struct Expansion {
   NodeKind node = NodeKind::Kernel;
   double local_cycles = 0;  // cost of the node itself (loop overhead, staging traffic, kernel)
@@ -83,6 +84,11 @@ struct Expansion {
   std::array<Child, kMaxChildren> children;
 };
 
+// Each operand's Target::footprint (0 past operand_count). Only its layout and shape set it,
+// so the staging variants of a spec share them, and a packing variant changes one.
+using OperandFootprints = std::array<int64_t, 3>;
+OperandFootprints operand_footprints(const Spec &s, const Target &t);
+
 // Appends every action that applies to `s` (in the fixed order) to `out`.
 void enumerate_actions(const Spec &s, const Target &t, std::vector<Action> &out);
 // Whether enumerate_actions lists `a` for `s` (cheaper: only a's kind is enumerated, into
@@ -91,30 +97,42 @@ bool action_applies(const Spec &s, const Action &a, const Target &t, std::vector
 // Applies an action that enumerate_actions listed for `s`. The children of a canonical spec
 // are canonical: the solver memoizes them as they are (tests/search/actions_test.cpp).
 Expansion expand(const Spec &s, const Action &a, const Target &t);
+// expand() into `e`, which holds any earlier expansion: the spec of a child that is not
+// present is left as it was (and must not be read). The solver expands every action of every
+// spec into reused storage: building each expansion afresh, four default specs included, was
+// a twentieth of a search.
+void expand_into(const Spec &s, const Action &a, const Target &t, Expansion &e);
 
-// Per-action enumeration and expansion, one file each.
+// Per-action enumeration and expansion, one file each. An expand_* function writes into an
+// Expansion whose fields other than the children's specs have their defaults (expand_into).
+
 void enumerate_serial(const Spec &s, const Target &t, std::vector<Action> &out);
-Expansion expand_serial(const Spec &s, const Action &a, const Target &t);
+void expand_serial(const Spec &s, const Action &a, const Target &t, Expansion &e);
 void enumerate_parallel_tiles(const Spec &s, const Target &t, std::vector<Action> &out);
-Expansion expand_parallel_tile(const Spec &s, const Action &a, const Target &t);
+void expand_parallel_tile(const Spec &s, const Action &a, const Target &t, Expansion &e);
 void enumerate_tiles(const Spec &s, const Target &t, std::vector<Action> &out);
-Expansion expand_tile(const Spec &s, const Action &a, const Target &t);
+void expand_tile(const Spec &s, const Action &a, const Target &t, Expansion &e);
 void enumerate_k_splits(const Spec &s, const Target &t, std::vector<Action> &out);
-Expansion expand_k_split(const Spec &s, const Action &a, const Target &t);
+void expand_k_split(const Spec &s, const Action &a, const Target &t, Expansion &e);
 void enumerate_stages(const Spec &s, const Target &t, std::vector<Action> &out);
-Expansion expand_stage(const Spec &s, const Action &a, const Target &t);
+// The same, with the spec's operand_footprints (enumerate_actions shares them with packs).
+void enumerate_stages(const Spec &s, const Target &t, const OperandFootprints &sizes,
+                      std::vector<Action> &out);
+void expand_stage(const Spec &s, const Action &a, const Target &t, Expansion &e);
 void enumerate_packs(const Spec &s, const Target &t, std::vector<Action> &out);
-Expansion expand_pack(const Spec &s, const Action &a, const Target &t);
+void enumerate_packs(const Spec &s, const Target &t, const OperandFootprints &sizes,
+                     std::vector<Action> &out);
+void expand_pack(const Spec &s, const Action &a, const Target &t, Expansion &e);
 void enumerate_register_tiles(const Spec &s, const Target &t, std::vector<Action> &out);
-Expansion expand_register_tile(const Spec &s, const Action &a, const Target &t);
+void expand_register_tile(const Spec &s, const Action &a, const Target &t, Expansion &e);
 void enumerate_zero_accum(const Spec &s, const Target &t, std::vector<Action> &out);
-Expansion expand_zero_accum(const Spec &s, const Action &a, const Target &t);
+void expand_zero_accum(const Spec &s, const Action &a, const Target &t, Expansion &e);
 void enumerate_kernels(const Spec &s, const Target &t, std::vector<Action> &out);
-Expansion expand_kernel(const Spec &s, const Action &a, const Target &t);
+void expand_kernel(const Spec &s, const Action &a, const Target &t, Expansion &e);
 
 // Shared by tiling actions: the loop over `dim` in steps of `step`, children body and
 // remainder, with `threads` for the bodies.
-Expansion loop_expansion(const Spec &s, int dim, int32_t step, const Target &t);
+void loop_expansion(const Spec &s, int dim, int32_t step, const Target &t, Expansion &e);
 // Whether every operand spanning `dim` can be stepped by `step` keeping panels aligned.
 bool step_keeps_panels(const Spec &s, int dim, int32_t step);
 // The steps step_keeps_panels allows are exactly the multiples of this (1: any step), so a
@@ -122,5 +140,8 @@ bool step_keeps_panels(const Spec &s, int dim, int32_t step);
 int32_t panel_step_multiple(const Spec &s, int dim);
 // Whether the operands' cache footprints fit the spec's limits at every cache level.
 bool fits_caches(const Spec &s, const Target &t);
+// fits_caches for a spec whose operands have these footprints: a spec's variants are
+// checked with one computation of them.
+bool fits_caches(const Spec &s, const Target &t, const OperandFootprints &sizes);
 
 }  // namespace tessel

@@ -43,8 +43,12 @@ void enumerate_actions(const Spec &s, const Target &t, std::vector<Action> &out)
   enumerate_kernels(s, t, out);
   enumerate_tiles(s, t, out);
   enumerate_k_splits(s, t, out);
-  enumerate_stages(s, t, out);
-  enumerate_packs(s, t, out);
+  // Staging and packing check their variants against the caches, from the same footprints.
+  if (s.is_matmul() && !s.c().layout.is_register()) {
+    const OperandFootprints sizes = operand_footprints(s, t);
+    enumerate_stages(s, t, sizes, out);
+    enumerate_packs(s, t, sizes, out);
+  }
   enumerate_register_tiles(s, t, out);
   enumerate_zero_accum(s, t, out);
 }
@@ -89,28 +93,50 @@ bool action_applies(const Spec &s, const Action &a, const Target &t, std::vector
 }
 
 Expansion expand(const Spec &s, const Action &a, const Target &t) {
+  Expansion e;
+  expand_into(s, a, t, e);
+  return e;
+}
+
+void expand_into(const Spec &s, const Action &a, const Target &t, Expansion &e) {
+  // Everything an expand_* function may leave at its default, but the children's specs.
+  static_assert(sizeof(Expansion) == 64 + kMaxChildren * sizeof(Child),
+                "a new Expansion field must be reset here");
+  e.node = NodeKind::Kernel;
+  e.local_cycles = 0;
+  e.alloc_bytes = 0;
+  e.dim = -1;
+  e.step = 0;
+  e.trips = 0;
+  e.step2 = 0;
+  e.trips2 = 0;
+  e.operand = -1;
+  e.new_tensor = TensorSpec{};
+  for (Child &c : e.children) {
+    c.multiplicity = 1;
+    c.present = false;
+  }
   switch (a.kind) {
     case ActionKind::Serial:
-      return expand_serial(s, a, t);
+      return expand_serial(s, a, t, e);
     case ActionKind::ParallelTile:
-      return expand_parallel_tile(s, a, t);
+      return expand_parallel_tile(s, a, t, e);
     case ActionKind::Tile:
-      return expand_tile(s, a, t);
+      return expand_tile(s, a, t, e);
     case ActionKind::SplitK:
-      return expand_k_split(s, a, t);
+      return expand_k_split(s, a, t, e);
     case ActionKind::Stage:
-      return expand_stage(s, a, t);
+      return expand_stage(s, a, t, e);
     case ActionKind::Pack:
-      return expand_pack(s, a, t);
+      return expand_pack(s, a, t, e);
     case ActionKind::RegisterTile:
-      return expand_register_tile(s, a, t);
+      return expand_register_tile(s, a, t, e);
     case ActionKind::ZeroAccum:
-      return expand_zero_accum(s, a, t);
+      return expand_zero_accum(s, a, t, e);
     case ActionKind::Kernel:
-      return expand_kernel(s, a, t);
+      return expand_kernel(s, a, t, e);
   }
   TESSEL_CHECK(false, "unknown action kind");
-  return {};
 }
 
 bool step_keeps_panels(const Spec &s, int dim, int32_t step) {
@@ -129,8 +155,7 @@ int32_t panel_step_multiple(const Spec &s, int dim) {
   return multiple;
 }
 
-Expansion loop_expansion(const Spec &s, int dim, int32_t step, const Target &t) {
-  Expansion e;
+void loop_expansion(const Spec &s, int dim, int32_t step, const Target &t, Expansion &e) {
   e.node = NodeKind::Loop;
   e.dim = dim;
   e.step = step;
@@ -147,10 +172,20 @@ Expansion loop_expansion(const Spec &s, int dim, int32_t step, const Target &t) 
     e.children[1].present = true;
   }
   e.local_cycles = t.coef.loop_iteration * static_cast<double>(e.trips + (rest ? 1 : 0));
-  return e;
+}
+
+OperandFootprints operand_footprints(const Spec &s, const Target &t) {
+  OperandFootprints sizes{};
+  for (int i = 0; i < s.operand_count(); ++i)
+    sizes[i] = t.footprint(s.operands[i], s.rows(i), s.cols(i));
+  return sizes;
 }
 
 bool fits_caches(const Spec &s, const Target &t) {
+  return fits_caches(s, t, operand_footprints(s, t));
+}
+
+bool fits_caches(const Spec &s, const Target &t, const OperandFootprints &sizes) {
   // An operand counts at its own level and every level outside it: sum each footprint once
   // into its level (this runs for every stage and pack variant of every spec).
   // Operands in L1 count there with their associativity (l1_footprint), outside it by size;
@@ -163,13 +198,14 @@ bool fits_caches(const Spec &s, const Target &t) {
   for (int i = 0; i < s.operand_count(); ++i) {
     const TensorSpec &ts = s.operands[i];
     if (ts.layout.is_register() || ts.level > Level::L3) continue;
-    const int64_t size = t.footprint(ts, s.rows(i), s.cols(i));
+    const int64_t size = sizes[i];
     at[static_cast<int>(ts.level)] += size;
     present[static_cast<int>(ts.level)] = true;
-    const bool reused =
-        !s.is_matmul() || s.dims[3 - s.operand_dims(i)[0] - s.operand_dims(i)[1]] > 1;
-    if (ts.level == Level::L1 && ts.stride_log2 != 0 && reused)
-      l1_aliasing += t.l1_footprint(ts, s.rows(i), s.cols(i)) - size;
+    if (ts.level == Level::L1 && ts.stride_log2 != 0) {
+      const bool reused =
+          !s.is_matmul() || s.dims[3 - s.operand_dims(i)[0] - s.operand_dims(i)[1]] > 1;
+      if (reused) l1_aliasing += t.l1_footprint(ts, s.rows(i), s.cols(i)) - size;
+    }
   }
   int64_t used = 0;
   bool any = false;

@@ -7,6 +7,12 @@ namespace tessel {
 
 void enumerate_packs(const Spec &s, const Target &t, std::vector<Action> &out) {
   if (!s.is_matmul() || s.c().layout.is_register()) return;
+  enumerate_packs(s, t, operand_footprints(s, t), out);
+}
+
+void enumerate_packs(const Spec &s, const Target &t, const OperandFootprints &unpacked,
+                     std::vector<Action> &out) {
+  if (!s.is_matmul() || s.c().layout.is_register()) return;
   for (int operand = 0; operand < 2; ++operand) {
     const TensorSpec &ts = s.operands[operand];
     if (ts.layout.is_panel()) continue;
@@ -16,7 +22,10 @@ void enumerate_packs(const Spec &s, const Target &t, std::vector<Action> &out) {
       for (int strip : strips) {
         Spec packed = s;
         packed.operands[operand] = {level, operand == 0 ? panel_rows(strip) : panel_cols(strip)};
-        if (fits_caches(packed, t))
+        // The packed operand's footprint is its buffer's (the same at either level).
+        OperandFootprints sizes = unpacked;
+        sizes[operand] = t.footprint(packed.operands[operand], s.rows(operand), s.cols(operand));
+        if (fits_caches(packed, t, sizes))
           out.push_back({ActionKind::Pack, static_cast<uint8_t>(operand),
                          static_cast<uint8_t>(level), strip});
       }
@@ -24,8 +33,7 @@ void enumerate_packs(const Spec &s, const Target &t, std::vector<Action> &out) {
   }
 }
 
-Expansion expand_pack(const Spec &s, const Action &a, const Target &) {
-  Expansion e;
+void expand_pack(const Spec &s, const Action &a, const Target &, Expansion &e) {
   e.node = NodeKind::Alloc;
   e.operand = a.a;
   e.new_tensor = {Level(a.b), a.a == 0 ? panel_rows(a.size) : panel_cols(a.size)};
@@ -41,7 +49,6 @@ Expansion expand_pack(const Spec &s, const Action &a, const Target &) {
   e.children[1].spec = s;
   e.children[1].spec.operands[a.a] = e.new_tensor;
   e.children[1].present = true;
-  return e;
 }
 
 }  // namespace tessel

@@ -11,13 +11,11 @@ void enumerate_serial(const Spec &s, const Target &, std::vector<Action> &out) {
   if (s.threads > 1) out.push_back({ActionKind::Serial, 0, 0, 0});
 }
 
-Expansion expand_serial(const Spec &s, const Action &, const Target &) {
-  Expansion e;
+void expand_serial(const Spec &s, const Action &, const Target &, Expansion &e) {
   e.node = NodeKind::Block;
   e.children[0].spec = s;
   e.children[0].spec.threads = 1;
   e.children[0].present = true;
-  return e;
 }
 
 void enumerate_parallel_tiles(const Spec &s, const Target &t, std::vector<Action> &out) {
@@ -40,8 +38,7 @@ void enumerate_parallel_tiles(const Spec &s, const Target &t, std::vector<Action
   });
 }
 
-Expansion expand_parallel_tile(const Spec &s, const Action &a, const Target &t) {
-  Expansion e;
+void expand_parallel_tile(const Spec &s, const Action &a, const Target &t, Expansion &e) {
   e.node = NodeKind::Grid;
   e.dim = 0;
   e.step = a.size;
@@ -66,7 +63,6 @@ Expansion expand_parallel_tile(const Spec &s, const Action &a, const Target &t) 
   const int64_t rounds = (iterations + s.threads - 1) / s.threads;
   e.local_cycles = t.coef.fork_join + t.coef.loop_iteration * static_cast<double>(rounds);
   e.children[0].multiplicity = static_cast<double>(rounds);
-  return e;
 }
 
 }  // namespace tessel

@@ -20,8 +20,7 @@ void enumerate_register_tiles(const Spec &s, const Target &t, std::vector<Action
   }
 }
 
-Expansion expand_register_tile(const Spec &s, const Action &a, const Target &) {
-  Expansion e;
+void expand_register_tile(const Spec &s, const Action &a, const Target &, Expansion &e) {
   e.node = NodeKind::Alloc;
   e.operand = 2;
   e.new_tensor = {Level::VRF, Layout{LayoutKind(a.a), 0}};
@@ -42,7 +41,6 @@ Expansion expand_register_tile(const Spec &s, const Action &a, const Target &) {
   e.children[1].spec.operands[2] = e.new_tensor;
   e.children[1].present = true;
   e.children[2] = {canonical(store), 1, true};
-  return e;
 }
 
 }  // namespace tessel

@@ -45,22 +45,6 @@ std::string to_string(const TensorSpec &t) {
   return std::string(level_name(t.level)) + ":" + to_string(t.layout);
 }
 
-int64_t MemoryLimits::bytes(Level l) const {
-  switch (l) {
-    case Level::VRF:
-      return vregs;
-    case Level::L1:
-      return int64_t{l1_kib} * 1024;
-    case Level::L2:
-      return int64_t{l2_kib} * 1024;
-    case Level::L3:
-      return int64_t{l3_kib} * 1024;
-    case Level::GL:
-      return INT64_MAX;
-  }
-  return 0;
-}
-
 static uint64_t tensor_code(const TensorSpec &t) {
   return uint64_t(t.level) | uint64_t(t.layout.kind) << 4 | uint64_t(t.layout.strip) << 8;
 }

@@ -36,7 +36,22 @@ struct MemoryLimits {
   uint32_t l2_kib = 0;
   uint32_t l3_kib = 0;
   friend bool operator==(const MemoryLimits &, const MemoryLimits &) = default;
-  int64_t bytes(Level l) const;
+  // Inline: every cache check of every staging and packing variant asks it.
+  int64_t bytes(Level l) const {
+    switch (l) {
+      case Level::VRF:
+        return vregs;
+      case Level::L1:
+        return int64_t{l1_kib} * 1024;
+      case Level::L2:
+        return int64_t{l2_kib} * 1024;
+      case Level::L3:
+        return int64_t{l3_kib} * 1024;
+      case Level::GL:
+        return INT64_MAX;
+    }
+    return 0;
+  }
 };
 
 struct Spec {

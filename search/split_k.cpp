@@ -25,8 +25,8 @@ void enumerate_k_splits(const Spec &s, const Target &t, std::vector<Action> &out
     if (size >= min_split && size % multiple == 0) out.push_back({ActionKind::SplitK, 0, 0, size});
 }
 
-Expansion expand_k_split(const Spec &s, const Action &a, const Target &t) {
-  Expansion e = loop_expansion(s, 2, a.size, t);
+void expand_k_split(const Spec &s, const Action &a, const Target &t, Expansion &e) {
+  loop_expansion(s, 2, a.size, t, e);
   for (Child &c : e.children)
     if (c.present) c.spec.op = Op::MatmulAccum;
   if (s.op == Op::Matmul) {
@@ -35,7 +35,6 @@ Expansion expand_k_split(const Spec &s, const Action &a, const Target &t) {
     e.children[2].present = true;
     e.children[0].multiplicity -= 1;
   }
-  return e;
 }
 
 }  // namespace tessel

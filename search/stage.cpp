@@ -13,6 +13,12 @@ void enumerate_stages(const Spec &s, const Target &t, std::vector<Action> &out) 
   // Staging inside a register tile costs the same as staging just before it, so only specs
   // with C in memory stage: that keeps register-level specs to one level class.
   if (!s.is_matmul() || s.c().layout.is_register()) return;
+  enumerate_stages(s, t, operand_footprints(s, t), out);
+}
+
+void enumerate_stages(const Spec &s, const Target &t, const OperandFootprints &sizes,
+                      std::vector<Action> &out) {
+  if (!s.is_matmul() || s.c().layout.is_register()) return;
   for (int operand = 0; operand < 3; ++operand) {
     const TensorSpec &ts = s.operands[operand];
     for (Level level : {Level::L2, Level::L1}) {
@@ -20,15 +26,14 @@ void enumerate_stages(const Spec &s, const Target &t, std::vector<Action> &out) 
       if (operand == 2 && (level != Level::L2 || ts.level != Level::GL)) continue;
       Spec staged = s;
       staged.operands[operand].level = level;
-      if (fits_caches(staged, t))
+      if (fits_caches(staged, t, sizes))  // staging keeps footprints
         out.push_back(
             {ActionKind::Stage, static_cast<uint8_t>(operand), static_cast<uint8_t>(level), 0});
     }
   }
 }
 
-Expansion expand_stage(const Spec &s, const Action &a, const Target &t) {
-  Expansion e;
+void expand_stage(const Spec &s, const Action &a, const Target &t, Expansion &e) {
   e.node = NodeKind::Stage;
   e.operand = a.a;
   const TensorSpec &from = s.operands[a.a];
@@ -42,7 +47,6 @@ Expansion expand_stage(const Spec &s, const Action &a, const Target &t) {
   e.children[0].spec.operands[a.a].level = Level(a.b);
   e.children[0].present = true;
   e.new_tensor = e.children[0].spec.operands[a.a];
-  return e;
 }
 
 }  // namespace tessel

@@ -175,6 +175,28 @@ double Target::read_cost(const TensorSpec &t, int64_t rows, int64_t cols, bool s
 
 int64_t Target::footprint(const TensorSpec &t, int64_t rows, int64_t cols) const {
   if (t.layout.is_register()) return 0;
+  // Every staging and packing variant of every spec asks this. lines() is a multiple of 1/16
+  // here (a 64-byte line holds 16 elements): in integers below 2^53, where lines() is exact,
+  // its ceiling is a division rounding up.
+  constexpr int64_t kExact = int64_t{1} << 53;
+  int64_t sixteenths = -1;  // lines() * 16
+  switch (t.layout.kind) {
+    case LayoutKind::RowMajor:
+      if (rows < kExact / (cols + 16)) sixteenths = rows * (cols + 15);
+      break;
+    case LayoutKind::ColMajor:
+      if (cols < kExact / (rows + 16)) sixteenths = cols * (rows + 15);
+      break;
+    case LayoutKind::PanelRows:
+    case LayoutKind::PanelCols: {
+      const int64_t elements = buffer_elements(t.layout, rows, cols);
+      if (elements < kExact / 4) sixteenths = elements;
+      break;
+    }
+    default:
+      break;
+  }
+  if (sixteenths >= 0) return (sixteenths + 15) / 16 * 64;
   return static_cast<int64_t>(std::ceil(lines(t, rows, cols))) * 64;
 }
 
@@ -334,6 +356,25 @@ bool Target::kernel_applies(KernelId k, const Spec &s) const {
       break;
   }
   return shape_ok && kernel_registers(k, s) <= vregs;
+}
+
+uint32_t Target::applicable_kernels(const Spec &s) const {
+  // The kernels whose case in kernel_applies accepts this op (each requires its op first).
+  static constexpr uint32_t kByOp[] = {
+      0,  // Matmul: split into Zero and MatmulAccum first
+      1u << int(KernelId::FmaBroadcast) | 1u << int(KernelId::FmaScalar) |
+          1u << int(KernelId::FmaDot),
+      1u << int(KernelId::ZeroRegisters) | 1u << int(KernelId::ZeroMemory),
+      1u << int(KernelId::StoreRows) | 1u << int(KernelId::StoreDot) |
+          1u << int(KernelId::PackPanels),
+  };
+  uint32_t mask = 0;
+  for (uint32_t candidates = kByOp[static_cast<int>(s.op)]; candidates != 0;
+       candidates &= candidates - 1) {
+    const int k = std::countr_zero(candidates);
+    if (kernel_applies(KernelId(k), s)) mask |= 1u << k;
+  }
+  return mask;
 }
 
 int Target::kernel_registers(KernelId k, const Spec &s) const {

@@ -100,6 +100,9 @@ struct Target {
   bool kernel_applies(KernelId k, const Spec &s) const;
   int kernel_registers(KernelId k, const Spec &s) const;
   double kernel_cost(KernelId k, const Spec &s) const;
+  // Bit k set when kernel_applies(KernelId(k), s): every spec asks for its leaves, and most
+  // (a Matmul, C in memory) have none, which one test of the op tells.
+  uint32_t applicable_kernels(const Spec &s) const;
 
   // A cheap lower bound on the cost of any plan for `s`: its multiply-adds at full vector
   // width, plus compulsory traffic (every operand's lines once from where it lives). The

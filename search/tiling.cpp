@@ -29,8 +29,8 @@ void enumerate_tiles(const Spec &s, const Target &t, std::vector<Action> &out) {
   }
 }
 
-Expansion expand_tile(const Spec &s, const Action &a, const Target &t) {
-  return loop_expansion(s, a.a, a.size, t);
+void expand_tile(const Spec &s, const Action &a, const Target &t, Expansion &e) {
+  loop_expansion(s, a.a, a.size, t, e);
 }
 
 }  // namespace tessel

@@ -7,8 +7,7 @@ void enumerate_zero_accum(const Spec &s, const Target &, std::vector<Action> &ou
   if (s.op == Op::Matmul) out.push_back({ActionKind::ZeroAccum, 0, 0, 0});
 }
 
-Expansion expand_zero_accum(const Spec &s, const Action &, const Target &) {
-  Expansion e;
+void expand_zero_accum(const Spec &s, const Action &, const Target &, Expansion &e) {
   e.node = NodeKind::Block;
   Spec zero;
   zero.op = Op::Zero;
@@ -20,7 +19,6 @@ Expansion expand_zero_accum(const Spec &s, const Action &, const Target &) {
   e.children[1].spec = s;
   e.children[1].spec.op = Op::MatmulAccum;
   e.children[1].present = true;
-  return e;
 }
 
 }  // namespace tessel

@@ -105,5 +105,57 @@ TEST_CASE("expand keeps a canonical spec's children canonical") {
   CHECK(checked > 50000);
 }
 
+TEST_CASE("expanding into storage that held another expansion gives what expand gives") {
+  const Target t = avx2_target(HostCaches{});
+  std::mt19937_64 rng(17);
+  std::vector<Action> actions;
+  Expansion reused;
+  int checked = 0;
+  for (int i = 0; i < 3000; ++i) {
+    Spec s = random_spec(rng);
+    s.limits = t.limits();
+    s.threads = uint8_t(1 + rng() % 2);
+    s = canonical(s);
+    actions.clear();
+    enumerate_actions(s, t, actions);
+    for (const Action &a : actions) {
+      const Expansion fresh = expand(s, a, t);
+      expand_into(s, a, t, reused);  // over the previous action's expansion
+      INFO(to_string(s), " --", to_string(a));
+      CHECK(reused.node == fresh.node);
+      CHECK(reused.local_cycles == fresh.local_cycles);
+      CHECK(reused.alloc_bytes == fresh.alloc_bytes);
+      CHECK(reused.dim == fresh.dim);
+      CHECK(reused.step == fresh.step);
+      CHECK(reused.trips == fresh.trips);
+      CHECK(reused.step2 == fresh.step2);
+      CHECK(reused.trips2 == fresh.trips2);
+      CHECK(reused.operand == fresh.operand);
+      CHECK(reused.new_tensor == fresh.new_tensor);
+      for (int slot = 0; slot < kMaxChildren; ++slot) {
+        CHECK(reused.children[slot].present == fresh.children[slot].present);
+        CHECK(reused.children[slot].multiplicity == fresh.children[slot].multiplicity);
+        if (fresh.children[slot].present)
+          CHECK(reused.children[slot].spec == fresh.children[slot].spec);
+      }
+      ++checked;
+    }
+  }
+  CHECK(checked > 10000);
+}
+
+TEST_CASE("operand footprints shared by a spec's variants are each operand's footprint") {
+  const Target t = avx2_target(HostCaches{});
+  std::mt19937_64 rng(19);
+  for (int i = 0; i < 5000; ++i) {
+    const Spec s = random_spec(rng);
+    const OperandFootprints sizes = operand_footprints(s, t);
+    for (int op = 0; op < 3; ++op)
+      CHECK(sizes[op] ==
+            (op < s.operand_count() ? t.footprint(s.operands[op], s.rows(op), s.cols(op)) : 0));
+    CHECK(fits_caches(s, t, sizes) == fits_caches(s, t));
+  }
+}
+
 }  // namespace
 }  // namespace tessel

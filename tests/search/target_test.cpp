@@ -2,7 +2,9 @@
 // taken to live.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <random>
 #include <set>
 #include <vector>
 
@@ -141,6 +143,42 @@ TEST_CASE("a GEMV over B in main memory streams whole rows of B a few at a time"
     CHECK(n.spec.dims[2] <= 16);
   }
   CHECK(streamed > 0);
+}
+
+TEST_CASE("a tile's footprint is its lines rounded up to whole lines") {
+  const Target t = avx2_target(HostCaches{});
+  std::mt19937_64 rng(23);
+  const Layout layouts[] = {row_major(), col_major(), panel_rows(6), panel_cols(16), panel_cols(5)};
+  for (int i = 0; i < 20000; ++i) {
+    // Small tiles, and extents up to int32's, whose products pass 2^53.
+    const int64_t rows = i % 2 ? 1 + int64_t(rng() % 300) : 1 + int64_t(rng() % INT32_MAX);
+    const int64_t cols = i % 3 ? 1 + int64_t(rng() % 300) : 1 + int64_t(rng() % INT32_MAX);
+    const TensorSpec ts{Level::L2, layouts[rng() % 5]};
+    INFO(to_string(ts), " ", rows, "x", cols);
+    CHECK(t.footprint(ts, rows, cols) ==
+          static_cast<int64_t>(std::ceil(t.lines(ts, rows, cols))) * 64);
+  }
+}
+
+TEST_CASE("the applicable kernels are those the catalogue says apply") {
+  const Target t = avx2_target(HostCaches{});
+  std::mt19937_64 rng(29);
+  static constexpr uint8_t kStrips[] = {1, 4, 6, 8, 16};
+  int any = 0;
+  for (int i = 0; i < 20000; ++i) {
+    Spec s;
+    s.op = Op(rng() % 4);
+    s.accumulate = rng() & 1;
+    for (int32_t &d : s.dims) d = 1 + int32_t(rng() % 20);
+    for (TensorSpec &ts : s.operands)
+      ts = {Level(rng() % kLevelCount), Layout{LayoutKind(rng() % 6), kStrips[rng() % 5]}};
+    uint32_t expected = 0;
+    for (int k = 0; k < kKernelCount; ++k)
+      if (t.kernel_applies(KernelId(k), s)) expected |= 1u << k;
+    CHECK(t.applicable_kernels(s) == expected);
+    any += expected != 0;
+  }
+  CHECK(any > 1000);
 }
 
 }  // namespace
