@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "check.h"
+#include "memo.h"
 #include "solver.h"
 
 namespace tessel {
@@ -216,12 +217,31 @@ bool replay_plan(const PlanRecord &record, const Spec &s, const Target &t, Plan 
   out->tensors.reserve(record.actions.size() + 3);
   size_t next = 0;
   std::vector<Action> scratch;
+  // Specs repeat inside a plan (1000^3: 398 nodes, 144 distinct specs) and checking an
+  // action enumerates its kind: nodes already checked are found by memo_hash of their spec,
+  // in an open-addressing table of node ids (+1; 0 = empty), and compared in full.
+  size_t slots = 16;
+  while (slots < 2 * record.actions.size()) slots *= 2;
+  std::vector<uint32_t> checked(slots, 0);
+  auto already_checked = [&](const Spec &spec, const Action &a, bool insert) {
+    const uint64_t h = memo_hash(spec);
+    for (size_t i = (h >> 1) & (slots - 1);; i = (i + 1) & (slots - 1)) {
+      if (!checked[i]) {
+        if (insert) checked[i] = static_cast<uint32_t>(out->nodes.size() + 1);
+        return false;
+      }
+      const PlanNode &n = out->nodes[checked[i] - 1];
+      if (n.action == a && same_spec(n.spec, spec)) return true;
+    }
+  };
   // Each node takes the record's next action, checked as a stored decision always is: one
   // that the enumeration does not offer for the spec today stops the replay.
   auto decide = [&](const Spec &spec, Action *action, Cost *, bool *costed) {
-    if (next == record.actions.size() || !action_applies(spec, record.actions[next], t, scratch))
-      return false;
-    *action = record.actions[next++];
+    if (next == record.actions.size()) return false;
+    const Action &a = record.actions[next];
+    if (!already_checked(spec, a, true) && !action_applies(spec, a, t, scratch)) return false;
+    *action = a;
+    ++next;
     *costed = false;
     return true;
   };
