@@ -12,6 +12,7 @@
 #include "compiler.h"
 #include "database.h"
 #include "fingerprint.h"
+#include "plan.h"
 
 namespace tessel::cli {
 namespace {
@@ -33,9 +34,11 @@ struct Survey {
   size_t blocks = 0, damaged = 0, entries = 0, runs = 0, decisions = 0, blob_bytes = 0;
   size_t invalid = 0;  // decisions the enumeration does not offer for their spec
   size_t plans = 0, damaged_plans = 0, plan_bytes = 0;
+  size_t stale_plans = 0;  // intact plan records that do not replay (replay_plan)
 };
 
-// Decodes every block; with `replay`, also checks each decision against the enumeration.
+// Decodes every block and plan record; with `replay`, also checks each decision against the
+// enumeration and rebuilds each plan from its record.
 bool survey(MemoStore &store, bool replay, Survey *out) {
   const Target &target = runtime::host_target();
   std::vector<Action> actions;
@@ -78,6 +81,13 @@ bool survey(MemoStore &store, bool replay, Survey *out) {
               ++out->damaged_plans;
               std::fprintf(stderr, "damaged plan record (%s): %s\n",
                            to_string(spec_from_key(root)).c_str(), why.c_str());
+              return;
+            }
+            Plan plan;
+            if (replay && !replay_plan(record, spec_from_key(root), target, &plan)) {
+              ++out->stale_plans;
+              std::fprintf(stderr, "plan record that does not replay (%s)\n",
+                           to_string(spec_from_key(root)).c_str());
             }
           },
           &error);
@@ -122,9 +132,10 @@ int verify() {
   if (!survey(*store, true, &s)) return 1;
   std::printf(
       "%s: %zu blocks, %zu specs, %zu plan records; %zu damaged blocks, %zu damaged plan "
-      "records, %zu decisions that do not apply\n",
-      store->path().c_str(), s.blocks, s.entries, s.plans, s.damaged, s.damaged_plans, s.invalid);
-  return s.damaged || s.damaged_plans || s.invalid ? 1 : 0;
+      "records, %zu decisions and %zu plan records that do not apply\n",
+      store->path().c_str(), s.blocks, s.entries, s.plans, s.damaged, s.damaged_plans, s.invalid,
+      s.stale_plans);
+  return s.damaged || s.damaged_plans || s.invalid || s.stale_plans ? 1 : 0;
 }
 
 }  // namespace

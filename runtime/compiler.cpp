@@ -29,19 +29,29 @@ static InMemoryMemo &thread_memo() {
   return memo;
 }
 
-// Searches `spec` through the shared decisions, then publishes what it solved. A stored
-// decision that no longer replays is only a miss; if the plan still cannot be built, the
-// search runs again on its own, without anything stored.
+// Rebuilds the plan of `spec` from its stored plan record when there is one that replays (a
+// warm first call: one row read, one pass over the plan). Otherwise searches through the
+// shared decisions, then publishes what it solved with a new plan record. A stored decision
+// that no longer replays is only a miss; if the plan still cannot be built, the search runs
+// again on its own, without anything stored.
 static bool search(const Spec &spec, Plan *plan, int64_t *specs_solved) {
   const Target &target = host_target();
   DecisionCache &shared = shared_decisions();
-  const bool recorded = shared.prefetch_plan(spec_key(canonical(spec)));
+  *specs_solved = 0;
+  {
+    PlanRecord stored;
+    if (shared.read_plan(spec_key(canonical(spec)), &stored)) {
+      if (replay_plan(stored, spec, target, plan)) return true;
+      warn_once("stale plan", "ignored a stored plan that no longer applies for " +
+                                  to_string(spec) + "; searching");
+    }
+  }
   LayeredMemo memo(thread_memo(), shared, target);
   Solver solver(target, memo);
   const bool ok = build_plan(solver, spec, plan);
   *specs_solved = solver.stats().specs_solved;
-  const PlanRecord record = ok && !recorded ? plan_record(*plan) : PlanRecord{};
-  shared.publish(memo.take_solved(), record.decisions.empty() ? nullptr : &record);
+  const PlanRecord record = ok ? plan_record(*plan) : PlanRecord{};
+  shared.publish(memo.take_solved(), record.actions.empty() ? nullptr : &record);
   if (memo.rejected() > 0)
     warn_once("stale", "ignored stored decisions that no longer apply (" +
                            std::to_string(memo.rejected()) + " for " + to_string(spec) + ")");

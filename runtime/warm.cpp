@@ -62,9 +62,10 @@ extern "C" tessel_status tessel_warm(const tessel_sgemm_shape *shapes, size_t co
       if (progress) progress(done, count, i, st, user);
     };
     // Every core searches (the kernels themselves are made for `threads`); one shape needs
-    // no worker threads started.
-    const unsigned hw = std::thread::hardware_concurrency();
-    if (count == 1 || hw <= 1) {
+    // no worker threads started, nor the core count (glibc reads it from sysfs on each call:
+    // 20 us of a warm first call on a 2-core VM).
+    const unsigned hw = count == 1 ? 1 : std::thread::hardware_concurrency();
+    if (hw <= 1) {
       for (size_t i = 0; i < count; ++i) prepare(i);
     } else {
       tbb::task_arena arena(static_cast<int>(hw));

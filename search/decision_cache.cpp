@@ -47,17 +47,13 @@ void DecisionCache::load_block(const BlockId &id) {
   loaded_.insert(id);
 }
 
-bool DecisionCache::prefetch_plan(const SpecKey &root) {
+bool DecisionCache::read_plan(const SpecKey &root, PlanRecord *out) {
   if (!store_) return false;
-  PlanRecord record;
   std::string why;
-  const MemoStore::Read r = store_->read_plan(root, &record, &why);
+  const MemoStore::Read r = store_->read_plan(root, out, &why);
   if (r == MemoStore::Read::Damaged && warn_)
     warn_("damaged", "ignoring a damaged plan record of " + store_->path() + " (" + why + ")");
-  if (r != MemoStore::Read::Found) return false;
-  std::unique_lock<std::shared_mutex> lock(mutex_);
-  for (const StoredEntry &e : record.decisions) decisions_.put_new(e.key, e.decision);
-  return true;
+  return r == MemoStore::Read::Found;
 }
 
 void DecisionCache::publish(const std::vector<StoredEntry> &entries, const PlanRecord *plan) {

@@ -31,9 +31,9 @@ class DecisionCache {
   // The decision stored for a canonical spec's key. `reread`: when the key's block was read
   // before without it, read the block again (another process may have written it since).
   bool find(const SpecKey &key, Decision *out, bool reread = false);
-  // Reads the plan record of a top-level spec, if the store has one, so that replaying its
-  // plan reads no blocks. Returns whether it did.
-  bool prefetch_plan(const SpecKey &root);
+  // The plan record of a top-level spec, if the store has an intact one (replay_plan in
+  // plan.h rebuilds the plan from it without reading a block).
+  bool read_plan(const SpecKey &root, PlanRecord *out);
   // Adds decisions solved by this process, and merges them into the store with the plan
   // record of the top-level spec they were solved for (if given).
   void publish(const std::vector<StoredEntry> &entries, const PlanRecord *plan = nullptr);

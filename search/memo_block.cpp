@@ -8,6 +8,7 @@ namespace tessel {
 namespace {
 
 constexpr uint8_t kFormat = 1;
+constexpr uint8_t kPlanFormat = 2;  // 1: a key and a decision per node
 
 uint64_t mix(uint64_t z) {  // splitmix64's finalizer
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -71,13 +72,17 @@ int64_t unzigzag(uint64_t v) {
   return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
 }
 
+void put_action(std::string &out, const Action &a) {
+  out.push_back(static_cast<char>(a.kind));
+  out.push_back(static_cast<char>(a.a));
+  out.push_back(static_cast<char>(a.b));
+  put_varint(out, zigzag(a.size));
+  put_varint(out, zigzag(a.size2));
+}
+
 void put_decision(std::string &out, const Decision &d) {
   out.push_back(static_cast<char>(d.solvable));
-  out.push_back(static_cast<char>(d.action.kind));
-  out.push_back(static_cast<char>(d.action.a));
-  out.push_back(static_cast<char>(d.action.b));
-  put_varint(out, zigzag(d.action.size));
-  put_varint(out, zigzag(d.action.size2));
+  put_action(out, d.action);
 }
 
 class Reader {
@@ -99,16 +104,21 @@ class Reader {
     return true;
   }
   bool done() const { return pos_ == bytes_.size(); }
-  bool decision(Decision *d) {
-    uint8_t solvable, kind, a, b;
+  bool action(Action *out) {
+    uint8_t kind, a, b;
     uint64_t size, size2;
-    if (!byte(&solvable) || !byte(&kind) || !byte(&a) || !byte(&b) || !varint(&size) ||
-        !varint(&size2) || solvable > 1 || kind > uint8_t(ActionKind::Kernel))
+    if (!byte(&kind) || !byte(&a) || !byte(&b) || !varint(&size) || !varint(&size2) ||
+        kind > uint8_t(ActionKind::Kernel))
       return false;
     const int64_t s = unzigzag(size), s2 = unzigzag(size2);
     if (s < INT32_MIN || s > INT32_MAX || s2 < INT32_MIN || s2 > INT32_MAX) return false;
+    *out = Action{ActionKind(kind), a, b, static_cast<int32_t>(s), static_cast<int32_t>(s2)};
+    return true;
+  }
+  bool decision(Decision *d) {
+    uint8_t solvable;
+    if (!byte(&solvable) || solvable > 1 || !action(&d->action)) return false;
     d->solvable = solvable;
-    d->action = Action{ActionKind(kind), a, b, static_cast<int32_t>(s), static_cast<int32_t>(s2)};
     return true;
   }
 
@@ -271,13 +281,20 @@ bool decode_block(const BlockId &id, std::string_view blob, std::vector<StoredEn
 }
 
 std::string encode_plan_record(const PlanRecord &record) {
-  std::string out;
-  out.push_back(static_cast<char>(kFormat));
-  put_varint(out, record.decisions.size());
-  for (const StoredEntry &e : record.decisions) {
-    for (uint64_t w : e.key) put_varint(out, w);
-    put_decision(out, e.decision);
+  std::vector<Action> distinct;
+  std::vector<uint64_t> index;
+  index.reserve(record.actions.size());
+  for (const Action &a : record.actions) {
+    const auto it = std::find(distinct.begin(), distinct.end(), a);
+    index.push_back(static_cast<uint64_t>(it - distinct.begin()));
+    if (it == distinct.end()) distinct.push_back(a);
   }
+  std::string out;
+  out.push_back(static_cast<char>(kPlanFormat));
+  put_varint(out, distinct.size());
+  for (const Action &a : distinct) put_action(out, a);
+  put_varint(out, index.size());
+  for (uint64_t i : index) put_varint(out, i);
   put_checksum(out, checksum(record.root, out));
   return out;
 }
@@ -285,34 +302,41 @@ std::string encode_plan_record(const PlanRecord &record) {
 bool decode_plan_record(const SpecKey &root, std::string_view blob, PlanRecord *out,
                         std::string *why) {
   out->root = root;
-  out->decisions.clear();
-  std::string_view payload;
-  if (!checked_payload(root, blob, &payload)) {
-    *why = "plan record checksum mismatch";
+  out->actions.clear();
+  auto fail = [&](const char *reason) {
+    out->actions.clear();
+    *why = reason;
     return false;
-  }
+  };
+  std::string_view payload;
+  if (!checked_payload(root, blob, &payload)) return fail("plan record checksum mismatch");
   Reader in(payload);
   uint8_t format = 0;
+  uint64_t n_distinct = 0;
+  if (!in.byte(&format) || format != kPlanFormat || !in.varint(&n_distinct) ||
+      n_distinct > payload.size())
+    return fail("bad plan record header");
+  // Few distinct actions (23 for 1000^3's 398 nodes): on the stack.
+  constexpr size_t kInline = 64;
+  Action inline_distinct[kInline];
+  std::vector<Action> more;
+  Action *distinct = inline_distinct;
+  if (n_distinct > kInline) {
+    more.resize(n_distinct);
+    distinct = more.data();
+  }
+  for (uint64_t i = 0; i < n_distinct; ++i)
+    if (!in.action(&distinct[i])) return fail("truncated plan record");
   uint64_t n = 0;
-  if (!in.byte(&format) || format != kFormat || !in.varint(&n) || n > payload.size()) {
-    *why = "bad plan record header";
-    return false;
+  if (!in.varint(&n) || n > payload.size()) return fail("bad plan record node count");
+  out->actions.resize(n);
+  for (Action &a : out->actions) {
+    uint64_t i = 0;
+    if (!in.varint(&i)) return fail("truncated plan record");
+    if (i >= n_distinct) return fail("plan record action out of range");
+    a = distinct[i];
   }
-  out->decisions.resize(n);
-  for (StoredEntry &e : out->decisions) {
-    bool ok = true;
-    for (uint64_t &w : e.key) ok = ok && in.varint(&w);
-    if (!ok || !in.decision(&e.decision)) {
-      out->decisions.clear();
-      *why = "truncated plan record";
-      return false;
-    }
-  }
-  if (!in.done()) {
-    out->decisions.clear();
-    *why = "trailing bytes in plan record";
-    return false;
-  }
+  if (!in.done()) return fail("trailing bytes in plan record");
   return true;
 }
 

@@ -61,12 +61,19 @@ struct BlockCounts {
 bool decode_block(const BlockId &id, std::string_view blob, std::vector<StoredEntry> *out,
                   std::string *why, BlockCounts *counts = nullptr);
 
-// A plan record: the decisions of every spec in one top-level spec's plan, kept beside the
-// blocks so that a warm first call reads one row instead of a block per plan node. It holds
-// decisions only (each is replayed like any other) and a checksum over root and payload.
+// A plan record: the actions of one top-level spec's plan, kept beside the blocks so that a
+// warm first call reads one row instead of a block per plan node, and rebuilds the plan in
+// one pass (replay_plan in plan.h) instead of a search over replayed decisions.
+//
+// The actions are those of the plan's nodes in the order build_plan creates them (pre-order,
+// children in slot order). A node's spec follows from its parent's expansion, so no keys are
+// stored: each distinct action once, then an index per node, and a checksum over root and
+// payload. 1000^3's 398 nodes take 532 bytes (14 KB with a key per node, which spilled into
+// SQLite overflow pages, each a page read or fault on a warm first call). Every action is
+// checked again when replayed, as any stored decision is.
 struct PlanRecord {
   SpecKey root{};
-  std::vector<StoredEntry> decisions;
+  std::vector<Action> actions;
 };
 std::string encode_plan_record(const PlanRecord &record);
 bool decode_plan_record(const SpecKey &root, std::string_view blob, PlanRecord *out,

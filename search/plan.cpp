@@ -3,28 +3,37 @@
 #include <cstdio>
 
 #include "check.h"
+#include "memo.h"
 #include "solver.h"
 
 namespace tessel {
 namespace {
 
+// Turns decisions into plan nodes, in pre-order (children in slot order): the order plan
+// records list them in. `Decide` gives the action for a canonical spec, or false to stop:
+//   bool decide(const Spec &s, Action *action, Cost *cost, bool *costed)
+// with `costed` false when the builder is to add the cost up itself (a replayed record).
+template <class Decide>
 class PlanBuilder {
  public:
-  PlanBuilder(Solver &solver, Plan &plan) : solver_(solver), plan_(plan) {}
+  PlanBuilder(const Target &target, Plan &plan, Decide &decide)
+      : target_(target), plan_(plan), decide_(decide) {}
 
-  int build(const Spec &raw, std::array<int16_t, 3> tensors, int64_t workspace_top) {
-    const Spec s = canonical(raw);
-    const MemoEntry e = solver_.solve(s);
-    TESSEL_CHECK(e.solvable, "plan replay reached an unsolvable spec");
-    const Expansion x = expand(s, e.action, solver_.target());
+  // The new node's id, or -1 when `decide` stopped. `s` is canonical (the children of a
+  // canonical spec are, see action.h).
+  int build(const Spec &s, std::array<int16_t, 3> tensors, int64_t workspace_top) {
+    Action action;
+    Cost cost;
+    bool costed = false;
+    if (!decide_(s, &action, &cost, &costed)) return -1;
+    const Expansion x = expand(s, action, target_);
     const int id = static_cast<int>(plan_.nodes.size());
     plan_.nodes.emplace_back();
     {
       PlanNode &n = plan_.nodes[id];
       n.kind = x.node;
       n.spec = s;
-      n.action = e.action;
-      n.cost = e.cost;
+      n.action = action;
       n.tensors = tensors;
       n.dim = x.dim;
       n.step = x.step;
@@ -32,7 +41,7 @@ class PlanBuilder {
       n.step2 = x.step2;
       n.trips2 = x.trips2;
       n.operand = x.operand;
-      if (x.node == NodeKind::Kernel) n.kernel = KernelId(e.action.a);
+      if (x.node == NodeKind::Kernel) n.kernel = KernelId(action.a);
     }
     std::array<std::array<int16_t, 3>, kMaxChildren> child_tensors;
     child_tensors.fill(tensors);
@@ -65,20 +74,42 @@ class PlanBuilder {
       }
       child_tensors[1][x.operand] = tid;
     }
-    if (x.node == NodeKind::Block && s.op == Op::Matmul && e.action.kind == ActionKind::ZeroAccum)
+    if (x.node == NodeKind::Block && s.op == Op::Matmul && action.kind == ActionKind::ZeroAccum)
       child_tensors[0] = {tensors[2], -1, -1};
+    // The cost as the solver adds it up (Solver::solve_within, LayeredMemo::replay).
+    Cost total = local_cost(x);
     for (int slot = 0; slot < kMaxChildren; ++slot) {
-      if (!x.children[slot].present) continue;
-      const int child = build(x.children[slot].spec, child_tensors[slot], child_top);
+      const Child &c = x.children[slot];
+      if (!c.present) continue;
+      const int child = build(c.spec, child_tensors[slot], child_top);
+      if (child < 0) return -1;
       plan_.nodes[id].children[slot] = child;
+      if (!costed) add_child_cost(total, plan_.nodes[child].cost, c.multiplicity, x);
     }
+    plan_.nodes[id].cost = costed ? cost : total;
     return id;
   }
 
  private:
-  Solver &solver_;
+  const Target &target_;
   Plan &plan_;
+  Decide &decide_;
 };
+
+// The plan's user tensors A, B, C; returns the canonical root.
+Spec start_plan(const Spec &s, Plan *out) {
+  *out = Plan{};
+  const Spec c = canonical(s);
+  for (int i = 0; i < 3; ++i) {
+    PlanTensor t;
+    t.role = PlanTensor::Role(i);
+    t.spec = c.operands[i];
+    t.rows = c.rows(i);
+    t.cols = c.cols(i);
+    out->tensors.push_back(t);
+  }
+  return c;
+}
 
 int64_t grid_iterations(const PlanNode &n) {
   const bool last_rows = n.spec.dims[0] % n.step != 0, last_cols = n.spec.dims[1] % n.step2 != 0;
@@ -160,21 +191,68 @@ int64_t Plan::grid_iterations() const {
 }
 
 bool build_plan(Solver &solver, const Spec &s, Plan *out) {
-  *out = Plan{};
-  const MemoEntry e = solver.solve(s);
+  const Spec root = start_plan(s, out);
+  const MemoEntry e = solver.solve(root);
   if (!e.solvable) return false;
-  for (int i = 0; i < 3; ++i) {
-    PlanTensor t;
-    t.role = PlanTensor::Role(i);
-    const Spec c = canonical(s);
-    t.spec = c.operands[i];
-    t.rows = c.rows(i);
-    t.cols = c.cols(i);
-    out->tensors.push_back(t);
-  }
-  PlanBuilder builder(solver, *out);
-  out->root = builder.build(s, {0, 1, 2}, 0);
+  auto decide = [&](const Spec &spec, Action *action, Cost *cost, bool *costed) {
+    const MemoEntry d = solver.solve(spec);
+    TESSEL_CHECK(d.solvable, "plan replay reached an unsolvable spec");
+    *action = d.action;
+    *cost = d.cost;
+    *costed = true;
+    return true;
+  };
+  PlanBuilder builder(solver.target(), *out, decide);
+  out->root = builder.build(root, {0, 1, 2}, 0);
   out->cost = e.cost;
+  return true;
+}
+
+bool replay_plan(const PlanRecord &record, const Spec &s, const Target &t, Plan *out) {
+  const Spec root = start_plan(s, out);
+  if (record.actions.empty() || spec_key(root) != record.root) return false;
+  // One allocation each: growing by doubling touched twice the pages, and fresh pages are
+  // most of a warm first call's time on a VM (~3 us each; 1000^3's plan is 64 KB).
+  out->nodes.reserve(record.actions.size());
+  out->tensors.reserve(record.actions.size() + 3);
+  size_t next = 0;
+  std::vector<Action> scratch;
+  // Specs repeat inside a plan (1000^3: 398 nodes, 144 distinct specs) and checking an
+  // action enumerates its kind: nodes already checked are found by memo_hash of their spec,
+  // in an open-addressing table of node ids (+1; 0 = empty), and compared in full.
+  size_t slots = 16;
+  while (slots < 2 * record.actions.size()) slots *= 2;
+  std::vector<uint32_t> checked(slots, 0);
+  auto already_checked = [&](const Spec &spec, const Action &a, bool insert) {
+    const uint64_t h = memo_hash(spec);
+    for (size_t i = (h >> 1) & (slots - 1);; i = (i + 1) & (slots - 1)) {
+      if (!checked[i]) {
+        if (insert) checked[i] = static_cast<uint32_t>(out->nodes.size() + 1);
+        return false;
+      }
+      const PlanNode &n = out->nodes[checked[i] - 1];
+      if (n.action == a && same_spec(n.spec, spec)) return true;
+    }
+  };
+  // Each node takes the record's next action, checked as a stored decision always is: one
+  // that the enumeration does not offer for the spec today stops the replay.
+  auto decide = [&](const Spec &spec, Action *action, Cost *, bool *costed) {
+    if (next == record.actions.size()) return false;
+    const Action &a = record.actions[next];
+    if (!already_checked(spec, a, true) && !action_applies(spec, a, t, scratch)) return false;
+    *action = a;
+    ++next;
+    *costed = false;
+    return true;
+  };
+  PlanBuilder builder(t, *out, decide);
+  out->root = builder.build(root, {0, 1, 2}, 0);
+  // A record with actions left over was not made for this plan.
+  if (out->root < 0 || next != record.actions.size()) {
+    *out = Plan{};
+    return false;
+  }
+  out->cost = out->nodes[out->root].cost;
   return true;
 }
 
@@ -182,8 +260,8 @@ PlanRecord plan_record(const Plan &p) {
   PlanRecord record;
   if (p.root < 0) return record;
   record.root = spec_key(p.nodes[p.root].spec);
-  for (const PlanNode &n : p.nodes)
-    record.decisions.push_back({spec_key(n.spec), Decision{true, n.action}});
+  record.actions.reserve(p.nodes.size());
+  for (const PlanNode &n : p.nodes) record.actions.push_back(n.action);
   return record;
 }
 

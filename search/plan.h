@@ -74,8 +74,15 @@ class Solver;
 // Solves `s` and replays the decisions into a plan. Returns false when `s` is unsolvable.
 bool build_plan(Solver &solver, const Spec &s, Plan *out);
 
-// The decisions a plan was built from, keyed by its root spec (for the memo database).
+// The actions a plan was built from, keyed by its root spec (for the memo database).
 PlanRecord plan_record(const Plan &p);
+
+// Rebuilds the plan of `s` from its record in one pass, without a solver: each node's action
+// must be one the enumeration offers for its spec today (action_applies), and the record must
+// hold exactly one action per node. Costs are added up as the solver does, so the plan is the
+// one build_plan gave when the record was written. Returns false (with `out` empty) for a
+// record that does not replay: stale, or made for another spec; the caller then searches.
+bool replay_plan(const PlanRecord &record, const Spec &s, const Target &t, Plan *out);
 
 // An indented tree: loops with steps, moves with levels and layouts, kernels, costs.
 std::string format_plan(const Plan &p);

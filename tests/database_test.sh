@@ -105,6 +105,61 @@ check_run "damaged blocks" 64 64 64
 check_run "after repair" 64 64 64
 [ "$(warnings "$work/run.err")" = "0" ] || fail "repaired blocks still warn: $(cat "$work/run.err")"
 
+# 4b. A plan record whose checksum is right but whose actions do not replay (one short): verify
+# names it, a run searches instead (one warning, the right result) and writes a good record.
+export TESSEL_CACHE_DIR="$work/stale"
+"$tessel" warm --shapes 64x64x64 >/dev/null 2>&1 || fail "warm before a stale record"
+$python - "$(db_file)" <<'EOF' || fail "could not alter the plan record"
+import sqlite3, sys
+M = (1 << 64) - 1
+def mix(z):  # splitmix64's finalizer, as search/memo_block.cpp
+    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M
+    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M
+    return z ^ (z >> 31)
+def checksum(root, data):
+    h = 0x706c616e
+    for w in root:
+        h = mix(h ^ w)
+    h = mix(h ^ len(data))
+    i = 0
+    while i + 8 <= len(data):
+        h = (mix(h ^ int.from_bytes(data[i:i + 8], 'little')) + 0x9e3779b97f4a7c15) & M
+        i += 8
+    return mix(h ^ int.from_bytes(data[i:], 'little') ^ 0xa5)
+def varint(b, i):
+    v = s = 0
+    while True:
+        v |= (b[i] & 0x7f) << s
+        s += 7
+        i += 1
+        if not b[i - 1] & 0x80:
+            return v, i
+db = sqlite3.connect(sys.argv[1])
+words, data = [(list(r[:5]), bytes(r[5])) for r in
+               db.execute("SELECT w0, w1, w2, w3, w4, data FROM plans")][0]
+body = data[:-8]
+distinct, i = varint(body, 1)
+for _ in range(distinct):
+    i += 3
+    _, i = varint(body, i)
+    _, i = varint(body, i)
+n, j = varint(body, i)
+assert n < 128 and j == i + 1 and len(body) == j + n  # one-byte node count and indices
+short = body[:i] + bytes([n - 1]) + body[j:-1]
+root = [w & M for w in words]
+db.execute("UPDATE plans SET data = ? WHERE w0 = ? AND w1 = ? AND w2 = ? AND w3 = ? AND w4 = ?",
+           [short + checksum(root, short).to_bytes(8, 'little')] + words)
+db.commit()
+EOF
+"$tessel" db verify >"$work/verify" 2>&1 && fail "verify accepted a plan record that does not replay"
+grep -q "1 plan records that do not apply" "$work/verify" ||
+  fail "verify did not count the stale record: $(cat "$work/verify")"
+check_run "stale plan record" 64 64 64
+[ "$(warnings "$work/run.err")" = "1" ] ||
+  fail "stale plan record: expected one warning, got: $(cat "$work/run.err")"
+"$tessel" db verify >"$work/verify" 2>&1 ||
+  fail "the search did not replace the stale record: $(cat "$work/verify")"
+
 # 5. Random byte flips and truncation of the file itself: never a crash or a wrong result.
 export TESSEL_CACHE_DIR="$work/flipped"
 "$tessel" warm --shapes 64x64x64,17x33x65,129x64x33 >/dev/null 2>&1 || fail "warm before flips"
