@@ -50,7 +50,10 @@ struct CostCoefficients {
   // 1.12 1.00 1.28). Beyond 32 rows each doubling costs another half.
   double stream_factor[6] = {1.4, 1.15, 1.05, 1.0, 1.1, 1.5};
   double loop_iteration = 0.5;  // counter update, compare, branch, pointer bumps
-  double fork_join = 6000;      // oneTBB parallel_for dispatch and join (~1.5 us at 4 GHz)
+  // oneTBB parallel_for dispatch and join. perf/fork_join, back-to-back calls on the 2-core
+  // Zen 3 VM: 0.8-1.4 us beyond the work (2500-4400 cycles at 3.15 GHz); the rest covers
+  // workers that must first be woken, as between calls further apart.
+  double fork_join = 6000;
 };
 
 // Tile sizes for one extent, ascending: a prefix of the target's tabulated list, or (for a
