@@ -91,9 +91,8 @@ tessel_status compile(const KernelKey &key, std::shared_ptr<const CompiledKernel
   auto kernel = std::make_shared<CompiledKernel>();
   kernel->key = key;
   const Target &target = host_target();
-  const Spec spec =
-      matmul_spec(key.m, key.n, key.k, key.trans_a, key.trans_b, key.accumulate, key.threads,
-                  target.limits(), key.lda * 4, key.ldb * 4, key.ldc * 4);
+  const Spec spec = matmul_spec(key.m, key.n, key.k, key.trans_a, key.trans_b, key.accumulate,
+                                key.threads, target.limits(), key.lda * 4, key.ldb * 4);
   const auto t0 = Clock::now();
   int64_t specs_solved = 0;
   if (!search(spec, &kernel->plan, &specs_solved))

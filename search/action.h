@@ -142,6 +142,6 @@ int32_t panel_step_multiple(const Spec &s, int dim);
 bool fits_caches(const Spec &s, const Target &t);
 // fits_caches for a spec whose operands have these footprints: a spec's variants are
 // checked with one computation of them.
-bool fits_caches(const Spec &s, const Target &t, const OperandFootprints &sizes);
+bool fits_caches(const Spec &s, const OperandFootprints &sizes);
 
 }  // namespace tessel

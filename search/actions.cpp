@@ -182,38 +182,27 @@ OperandFootprints operand_footprints(const Spec &s, const Target &t) {
 }
 
 bool fits_caches(const Spec &s, const Target &t) {
-  return fits_caches(s, t, operand_footprints(s, t));
+  return fits_caches(s, operand_footprints(s, t));
 }
 
-bool fits_caches(const Spec &s, const Target &t, const OperandFootprints &sizes) {
+bool fits_caches(const Spec &s, const OperandFootprints &sizes) {
   // An operand counts at its own level and every level outside it: sum each footprint once
   // into its level (this runs for every stage and pack variant of every spec).
-  // Operands in L1 count there with their associativity (l1_footprint), outside it by size;
-  // a tile the spec reads only once (B of a single row of A, say) streams through, so
-  // whether it could stay does not matter.
   constexpr int kL3 = static_cast<int>(Level::L3);
   std::array<int64_t, kL3 + 1> at{};
   std::array<bool, kL3 + 1> present{};
-  int64_t l1_aliasing = 0;
   for (int i = 0; i < s.operand_count(); ++i) {
     const TensorSpec &ts = s.operands[i];
     if (ts.layout.is_register() || ts.level > Level::L3) continue;
-    const int64_t size = sizes[i];
-    at[static_cast<int>(ts.level)] += size;
+    at[static_cast<int>(ts.level)] += sizes[i];
     present[static_cast<int>(ts.level)] = true;
-    if (ts.level == Level::L1 && ts.stride_log2 != 0) {
-      const bool reused =
-          !s.is_matmul() || s.dims[3 - s.operand_dims(i)[0] - s.operand_dims(i)[1]] > 1;
-      if (reused) l1_aliasing += t.l1_footprint(ts, s.rows(i), s.cols(i)) - size;
-    }
   }
   int64_t used = 0;
   bool any = false;
   for (int level = 0; level <= kL3; ++level) {
     used += at[level];
     any = any || present[level];
-    const int64_t extra = level == static_cast<int>(Level::L1) ? l1_aliasing : 0;
-    if (is_cache(Level(level)) && any && used + extra > s.limits.bytes(Level(level))) return false;
+    if (is_cache(Level(level)) && any && used > s.limits.bytes(Level(level))) return false;
   }
   return true;
 }

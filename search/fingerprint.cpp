@@ -26,11 +26,11 @@ std::string memo_fingerprint(const Target &t) {
   h = fnv1a(&t.min_blocking_tile, sizeof t.min_blocking_tile, h);
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "schema=%d actions=%d costs=%d isa=%s-fma lanes=%d vregs=%d l1=%lld/%lld-way "
-                "l2=%lld l3=%lld coefficients=%016llx",
+                "schema=%d actions=%d costs=%d isa=%s-fma lanes=%d vregs=%d l1=%lld l2=%lld "
+                "l3=%lld coefficients=%016llx",
                 kMemoSchemaVersion, kActionOrderVersion, kCostModelVersion, t.name.c_str(), t.lanes,
                 t.vregs, static_cast<long long>(t.caches.l1_bytes),
-                static_cast<long long>(t.caches.l1_ways), static_cast<long long>(t.caches.l2_bytes),
+                static_cast<long long>(t.caches.l2_bytes),
                 static_cast<long long>(t.caches.l3_bytes), static_cast<unsigned long long>(h));
   return buf;
 }

@@ -25,7 +25,7 @@ void enumerate_packs(const Spec &s, const Target &t, const OperandFootprints &un
         // The packed operand's footprint is its buffer's (the same at either level).
         OperandFootprints sizes = unpacked;
         sizes[operand] = t.footprint(packed.operands[operand], s.rows(operand), s.cols(operand));
-        if (fits_caches(packed, t, sizes))
+        if (fits_caches(packed, sizes))
           out.push_back({ActionKind::Pack, static_cast<uint8_t>(operand),
                          static_cast<uint8_t>(level), strip});
       }

@@ -97,13 +97,14 @@ std::string to_string(const Spec &s);
 
 // The top-level spec for C = op(A)*op(B) (+ C) with row-major C; `trans_a` means A is
 // stored k x m (so read column-major), `trans_b` likewise for B.
-// `lda_bytes`, `ldb_bytes`, `ldc_bytes`: the distance between consecutive stored rows (or
-// columns) of A, B and C, which sets their stride_log2 (0: as tight as the shape allows).
+// `lda_bytes`, `ldb_bytes`: the distance between consecutive stored rows (or columns) of A
+// and B, which classifies them as wide-strided (0: as tight as the shape allows).
 Spec matmul_spec(int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, bool accumulate,
-                 int threads, MemoryLimits limits, int64_t lda_bytes = 0, int64_t ldb_bytes = 0,
-                 int64_t ldc_bytes = 0);
-// TensorSpec::stride_log2 of rows this many bytes apart.
-uint8_t stride_log2(int64_t stride_bytes);
+                 int threads, MemoryLimits limits, int64_t lda_bytes = 0, int64_t ldb_bytes = 0);
+
+// Rows this far apart or more alias in the L1 sets of every x86 core we target (a 4 KiB way
+// holds 64 sets of 64 bytes, so 2 KiB strides put every second row in the same set).
+constexpr int64_t kWideStrideBytes = 2048;
 
 struct SpecHash {
   size_t operator()(const Spec &s) const { return spec_hash(s); }

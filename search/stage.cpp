@@ -16,8 +16,8 @@ void enumerate_stages(const Spec &s, const Target &t, std::vector<Action> &out) 
   enumerate_stages(s, t, operand_footprints(s, t), out);
 }
 
-void enumerate_stages(const Spec &s, const Target &t, const OperandFootprints &sizes,
-                      std::vector<Action> &out) {
+void enumerate_stages(const Spec &s, const Target & /*footprints say all it would*/,
+                      const OperandFootprints &sizes, std::vector<Action> &out) {
   if (!s.is_matmul() || s.c().layout.is_register()) return;
   for (int operand = 0; operand < 3; ++operand) {
     const TensorSpec &ts = s.operands[operand];
@@ -26,7 +26,7 @@ void enumerate_stages(const Spec &s, const Target &t, const OperandFootprints &s
       if (operand == 2 && (level != Level::L2 || ts.level != Level::GL)) continue;
       Spec staged = s;
       staged.operands[operand].level = level;
-      if (fits_caches(staged, t, sizes))  // staging keeps footprints
+      if (fits_caches(staged, sizes))  // staging keeps footprints
         out.push_back(
             {ActionKind::Stage, static_cast<uint8_t>(operand), static_cast<uint8_t>(level), 0});
     }
@@ -43,6 +43,7 @@ void expand_stage(const Spec &s, const Action &a, const Target &t, Expansion &e)
   e.local_cycles = t.read_cost(from, rows, cols, /*side_by_side=*/a.a != 2);
   if (a.a == 2)
     e.local_cycles += t.lines(from, rows, cols) * t.coef.line_cycles[static_cast<int>(from.level)];
+  if (Level(a.b) == Level::L1) e.local_cycles += t.strided_rows_cost(from, rows, cols);
   e.children[0].spec = s;
   e.children[0].spec.operands[a.a].level = Level(a.b);
   e.children[0].present = true;

@@ -45,11 +45,7 @@ HostCaches read_host_caches() {
     if (type == "Instruction") continue;
     const int64_t size = read_sysfs_size(dir + "/size");
     if (size <= 0) continue;
-    if (level == 1) {
-      caches.l1_bytes = size;
-      const int64_t ways = read_sysfs_size(dir + "/ways_of_associativity");
-      if (ways > 0) caches.l1_ways = ways;
-    }
+    if (level == 1) caches.l1_bytes = size;
     if (level == 2) caches.l2_bytes = size;
     if (level == 3) caches.l3_bytes = size;
   }
@@ -147,6 +143,12 @@ double Target::lines(const TensorSpec &t, int64_t rows, int64_t cols) const {
   return 0;
 }
 
+double Target::strided_rows_cost(const TensorSpec &t, int64_t rows, int64_t cols) const {
+  if (!t.wide_stride) return 0;
+  const int64_t stored_rows = t.layout.kind == LayoutKind::RowMajor ? rows : cols;
+  return stored_rows > 1 ? coef.strided_row_cycles * static_cast<double>(stored_rows) : 0;
+}
+
 // Rows (or columns, column-major) stored one after another: each is a run of its own.
 static int64_t stored_rows(const TensorSpec &t, int64_t rows, int64_t cols) {
   switch (t.layout.kind) {
@@ -198,25 +200,6 @@ int64_t Target::footprint(const TensorSpec &t, int64_t rows, int64_t cols) const
   }
   if (sixteenths >= 0) return (sixteenths + 15) / 16 * 64;
   return static_cast<int64_t>(std::ceil(lines(t, rows, cols))) * 64;
-}
-
-int64_t Target::l1_footprint(const TensorSpec &t, int64_t rows, int64_t cols) const {
-  const int64_t plain = footprint(t, rows, cols);
-  if (t.stride_log2 == 0) return plain;
-  // Rows a multiple of `step` bytes apart start on `period` sets, `step` / 64 sets apart, and
-  // each covers `row_lines` consecutive sets. Fewer rows than a period start on sets of their
-  // own (spread by the stride's odd factor), about as their size says; more pile up.
-  const int64_t span = caches.l1_bytes / std::max<int64_t>(1, caches.l1_ways);  // one way
-  const int64_t step = int64_t{1} << t.stride_log2;
-  const int64_t period = std::max<int64_t>(1, span / step);
-  const int64_t stored = stored_rows(t, rows, cols);
-  if (stored <= period) return plain;
-  const int64_t row_lines = (plain / 64 + stored - 1) / stored;
-  const int64_t sets_apart = step / 64;
-  if (row_lines >= sets_apart) return plain;  // rows back to back fill the sets evenly
-  const int64_t fullest_set = std::min(
-      stored, (stored + period - 1) / period * ((row_lines + sets_apart - 1) / sets_apart));
-  return std::max(plain, fullest_set * span);
 }
 
 double Target::best_cycles_per_fma(int64_t m, int64_t n, bool in_loop) const {
@@ -449,7 +432,8 @@ double Target::kernel_cost(KernelId k, const Spec &s) const {
                     (1 / c.stores_per_cycle + c.masked_extra * (dst.layout.strip % lanes != 0))
               : elements * c.scalar_copy;
       // The copy reads the source one stored row after another.
-      return copy + read_cost(src, s.dims[0], s.dims[1], /*side_by_side=*/false) +
+      return copy + strided_rows_cost(src, s.dims[0], s.dims[1]) +
+             read_cost(src, s.dims[0], s.dims[1], /*side_by_side=*/false) +
              lines(dst, s.dims[0], s.dims[1]) * c.line_cycles[static_cast<int>(dst.level)];
     }
   }

@@ -18,10 +18,8 @@ struct HostCaches {
   int64_t l1_bytes = 48 * 1024;  // defaults: the Zen 5 machines this project targets
   int64_t l2_bytes = 1024 * 1024;
   int64_t l3_bytes = 32 * 1024 * 1024;
-  int64_t l1_ways = 12;
 };
-// Per-core data cache sizes (and L1's associativity) from sysfs (Linux), each falling back to
-// its default.
+// Per-core data cache sizes from sysfs (Linux), each falling back to its default.
 HostCaches read_host_caches();
 
 // Affine cost coefficients, in core cycles.
@@ -50,6 +48,10 @@ struct CostCoefficients {
   // 1.12 1.00 1.28). Beyond 32 rows each doubling costs another half.
   double stream_factor[6] = {1.4, 1.15, 1.05, 1.0, 1.1, 1.5};
   double loop_iteration = 0.5;  // counter update, compare, branch, pointer bumps
+  // Extra cycles per row when a tile of a wide-strided user matrix is read into L1 (set
+  // aliasing, a page per row). Measured: with it the search packs A at 512^3 and 1024^3 and
+  // runs 8-12% faster there (interleaved A/B runs, see the #3 closing note); 256^3 is narrow.
+  double strided_row_cycles = 8;
   // oneTBB parallel_for dispatch and join. perf/fork_join, back-to-back calls on the 2-core
   // Zen 3 VM: 0.8-1.4 us beyond the work (2500-4400 cycles at 3.15 GHz); the rest covers
   // workers that must first be woken, as between calls further apart.
@@ -122,16 +124,14 @@ struct Target {
   // 64-byte lines a rows x cols tile of this tensor touches (expected value for user
   // memory of unknown alignment; exact for our 64-byte-aligned packed buffers).
   double lines(const TensorSpec &t, int64_t rows, int64_t cols) const;
+  // The per-row cost of reading a tile of a wide-strided user matrix into L1 (0 otherwise).
+  double strided_rows_cost(const TensorSpec &t, int64_t rows, int64_t cols) const;
   // Cycles to bring a rows x cols tile of `t` in from where it lives: its lines, a start per
   // stored row, and, when the body reads its rows `side_by_side` (a staged tile under a
   // register tile), the stream factor of that many rows at once.
   double read_cost(const TensorSpec &t, int64_t rows, int64_t cols, bool side_by_side) const;
   // Bytes of cache a tile occupies (whole lines).
   int64_t footprint(const TensorSpec &t, int64_t rows, int64_t cols) const;
-  // The share of L1 a tile takes, counting associativity: rows of a user matrix whose stride
-  // is a multiple of a large power of two (TensorSpec::stride_log2) pile up in a few sets, so
-  // a tile of them is as big as the ways it fills in its fullest set (at least footprint()).
-  int64_t l1_footprint(const TensorSpec &t, int64_t rows, int64_t cols) const;
 
  private:
   double compute_best_cycles_per_fma(int64_t m, int64_t n, bool in_loop) const;

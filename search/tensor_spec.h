@@ -11,12 +11,10 @@ namespace tessel {
 struct TensorSpec {
   Level level = Level::GL;
   Layout layout;
-  // User matrices only: log2 of the largest power of two dividing the distance in bytes from
-  // one stored row (row-major) or column (column-major) to the next, when it is at least 7
-  // (128 bytes), up to 12 (4 KiB, the span of L1's sets on every x86 core we target); 0 when
-  // the rows spread over all sets. Rows 2^s bytes apart fall on the same sets every 4096 / 2^s
-  // rows, so a tile of many of them fits L1 worse than its size says (Target::l1_footprint).
-  uint8_t stride_log2 = 0;
+  // User matrices only: consecutive rows (row-major) or columns (column-major) are at least
+  // kWideStrideBytes apart. Such rows land in few L1 sets and many pages, so reading a tile
+  // of them costs per row (Target::coef.strided_row_cycles); packing avoids it.
+  bool wide_stride = false;
 
   friend bool operator==(const TensorSpec &, const TensorSpec &) = default;
 };

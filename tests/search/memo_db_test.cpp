@@ -299,7 +299,7 @@ TEST_CASE("plans replayed from a reopened database equal plans searched from scr
       matmul_spec(96, 40, 129, false, true, true, 1, t.limits()),
       matmul_spec(1, 512, 300, false, false, false, 1, t.limits()),
       matmul_spec(48, 200, 64, false, false, false, 2, t.limits()),
-      matmul_spec(130, 70, 300, false, false, false, 2, t.limits(), 4096, 0, 8192),
+      matmul_spec(130, 70, 300, false, false, false, 2, t.limits(), 4096, 8192),
   };
   std::vector<Plan> cold;
   {

@@ -17,7 +17,6 @@ Spec random_spec(std::mt19937_64 &rng) {
   for (TensorSpec &t : s.operands) {
     t.level = Level(rng() % kLevelCount);
     t.layout = Layout{LayoutKind(rng() % 6), uint8_t(rng() % 3 * 8)};
-    t.stride_log2 = rng() & 1 ? uint8_t(7 + rng() % 6) : 0;
   }
   return s;
 }
@@ -73,30 +72,21 @@ TEST_CASE("spec keys distinguish every field the solver reads") {
   other.limits.l1_kib += 1;
   CHECK(spec_key(other) != spec_key(base));
   other = base;
-  other.operands[0].stride_log2 = base.operands[0].stride_log2 == 12 ? 7 : 12;
+  other.operands[0].wide_stride = !base.operands[0].wide_stride;
   CHECK(spec_key(other) != spec_key(base));
   CHECK(spec_from_key(spec_key(other)) == other);
 }
 
-TEST_CASE("user matrices' strides are classed by their power-of-two factor, up to 4 KiB") {
-  CHECK(stride_log2(4000) == 0);  // 32 * 125: rows spread over every set
-  CHECK(stride_log2(64) == 0);
-  CHECK(stride_log2(128) == 7);
-  CHECK(stride_log2(3072) == 10);   // 768 floats
-  CHECK(stride_log2(4096) == 12);   // 1024 floats
-  CHECK(stride_log2(65536) == 12);  // capped: L1's sets span 4 KiB
+TEST_CASE("user matrices are wide-strided from 2 KiB between stored rows") {
   const Target t = avx2_target(HostCaches{});
-  // Tight strides by default (k floats for row-major A, m for A^T), or the caller's.
-  CHECK(matmul_spec(8, 256, 1024, false, false, false, 1, t.limits()).a().stride_log2 == 12);
-  CHECK(matmul_spec(8, 256, 1000, false, false, false, 1, t.limits()).a().stride_log2 == 0);
-  CHECK(matmul_spec(8, 256, 16, false, false, false, 1, t.limits(), 3072).a().stride_log2 == 10);
-  CHECK(matmul_spec(512, 4, 16, true, false, false, 1, t.limits()).a().stride_log2 == 11);
-  CHECK(matmul_spec(8, 768, 16, false, false, false, 1, t.limits()).b().stride_log2 == 10);
-  CHECK(matmul_spec(8, 4, 16, false, false, false, 1, t.limits(), 0, 0, 2048).c().stride_log2 ==
-        11);
-  Spec packed = matmul_spec(8, 256, 1024, false, false, false, 1, t.limits());
+  CHECK_FALSE(matmul_spec(8, 256, 256, false, false, false, 1, t.limits()).a().wide_stride);
+  CHECK(matmul_spec(8, 256, 512, false, false, false, 1, t.limits()).a().wide_stride);
+  CHECK(matmul_spec(8, 256, 16, false, false, false, 1, t.limits(), 4096).a().wide_stride);
+  CHECK(matmul_spec(600, 4, 16, true, false, false, 1, t.limits()).a().wide_stride);  // A^T
+  CHECK_FALSE(matmul_spec(8, 256, 256, false, false, false, 1, t.limits()).b().wide_stride);
+  Spec packed = matmul_spec(8, 256, 512, false, false, false, 1, t.limits());
   packed.operands[0].layout = panel_rows(6);
-  CHECK(canonical(packed).a().stride_log2 == 0);  // our buffers are never strided
+  CHECK_FALSE(canonical(packed).a().wide_stride);  // our buffers are never strided
 }
 
 TEST_CASE("panel layouts address elements as documented") {

@@ -103,29 +103,6 @@ TEST_CASE("reading from memory: a few long rows at once cost least per line") {
   CHECK(t.read_cost(l2, 64, 256, true) == doctest::Approx(t.lines(l2, 64, 256) * 2));
 }
 
-TEST_CASE("rows a power-of-two stride apart fill L1 by the ways of their fullest set") {
-  HostCaches zen3;  // 32 KiB, 8 ways: one way spans 4 KiB
-  zen3.l1_bytes = 32 * 1024;
-  zen3.l1_ways = 8;
-  const Target t = avx2_target(zen3);
-  // 24 rows of 128 floats: 12 KiB.
-  TensorSpec a{Level::L1, row_major()};
-  CHECK(t.l1_footprint(a, 24, 128) == t.footprint(a, 24, 128));
-  a.stride_log2 = 12;  // 1024 floats apart: every row on the same 9 sets, 24 deep
-  CHECK(t.l1_footprint(a, 24, 128) == 24 * 4096);
-  a.stride_log2 = 10;  // 768 floats apart: a set every 4 rows, each row 9 lines over 16 sets
-  CHECK(t.l1_footprint(a, 24, 128) == 6 * 4096);
-  a.stride_log2 = 7;  // 32 starting sets: 24 rows spread about as their size says
-  CHECK(t.l1_footprint(a, 24, 128) == t.footprint(a, 24, 128));
-  // Each row's 9 lines reach past the next row's start: the sets fill evenly however many.
-  CHECK(t.l1_footprint(a, 64, 128) == t.footprint(a, 64, 128));
-  a.stride_log2 = 11;  // 16 sets apart: 64 rows on 2 starts, 9 lines each, gaps between
-  CHECK(t.l1_footprint(a, 64, 128) == 32 * 4096);
-  // A column-major tile counts its columns as the stored rows.
-  TensorSpec at{Level::L1, col_major(), 12};
-  CHECK(t.l1_footprint(at, 128, 6) == 6 * 4096);
-}
-
 TEST_CASE("a GEMV over B in main memory streams whole rows of B a few at a time") {
   // The plan a GEMV expert writes: no tile of B narrower than its rows, read from memory
   // with at most 16 rows at once (more overflow the prefetchers, see target.h).
