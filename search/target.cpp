@@ -199,7 +199,9 @@ int64_t Target::footprint(const TensorSpec &t, int64_t rows, int64_t cols) const
       break;
   }
   if (sixteenths >= 0) return (sixteenths + 15) / 16 * 64;
-  return static_cast<int64_t>(std::ceil(lines(t, rows, cols))) * 64;
+  // Far beyond any cache: whole lines in double, saturated so that no extent overflows.
+  const double bytes = std::ceil(lines(t, rows, cols)) * 64;
+  return bytes < kFootprintCap ? static_cast<int64_t>(bytes) : static_cast<int64_t>(kFootprintCap);
 }
 
 double Target::best_cycles_per_fma(int64_t m, int64_t n, bool in_loop) const {
