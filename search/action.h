@@ -116,8 +116,7 @@ void enumerate_k_splits(const Spec &s, const Target &t, std::vector<Action> &out
 void expand_k_split(const Spec &s, const Action &a, const Target &t, Expansion &e);
 void enumerate_stages(const Spec &s, const Target &t, std::vector<Action> &out);
 // The same, with the spec's operand_footprints (enumerate_actions shares them with packs).
-void enumerate_stages(const Spec &s, const Target &t, const OperandFootprints &sizes,
-                      std::vector<Action> &out);
+void enumerate_stages(const Spec &s, const OperandFootprints &sizes, std::vector<Action> &out);
 void expand_stage(const Spec &s, const Action &a, const Target &t, Expansion &e);
 void enumerate_packs(const Spec &s, const Target &t, std::vector<Action> &out);
 void enumerate_packs(const Spec &s, const Target &t, const OperandFootprints &sizes,

@@ -46,7 +46,7 @@ void enumerate_actions(const Spec &s, const Target &t, std::vector<Action> &out)
   // Staging and packing check their variants against the caches, from the same footprints.
   if (s.is_matmul() && !s.c().layout.is_register()) {
     const OperandFootprints sizes = operand_footprints(s, t);
-    enumerate_stages(s, t, sizes, out);
+    enumerate_stages(s, sizes, out);
     enumerate_packs(s, t, sizes, out);
   }
   enumerate_register_tiles(s, t, out);

@@ -13,11 +13,10 @@ void enumerate_stages(const Spec &s, const Target &t, std::vector<Action> &out) 
   // Staging inside a register tile costs the same as staging just before it, so only specs
   // with C in memory stage: that keeps register-level specs to one level class.
   if (!s.is_matmul() || s.c().layout.is_register()) return;
-  enumerate_stages(s, t, operand_footprints(s, t), out);
+  enumerate_stages(s, operand_footprints(s, t), out);
 }
 
-void enumerate_stages(const Spec &s, const Target & /*footprints say all it would*/,
-                      const OperandFootprints &sizes, std::vector<Action> &out) {
+void enumerate_stages(const Spec &s, const OperandFootprints &sizes, std::vector<Action> &out) {
   if (!s.is_matmul() || s.c().layout.is_register()) return;
   for (int operand = 0; operand < 3; ++operand) {
     const TensorSpec &ts = s.operands[operand];
