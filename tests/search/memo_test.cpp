@@ -5,22 +5,12 @@
 #include <vector>
 
 #include "memo.h"
+#include "random_spec.h"
 
 namespace tessel {
 namespace {
 
-Spec random_spec(std::mt19937_64 &rng) {
-  Spec s;
-  s.op = Op(rng() % 4);
-  s.accumulate = rng() & 1;
-  s.threads = uint8_t(1 + rng() % 4);
-  for (int32_t &d : s.dims) d = 1 + int32_t(rng() % 300);
-  for (TensorSpec &t : s.operands)
-    t = {Level(rng() % kLevelCount), Layout{LayoutKind(rng() % 6), uint8_t(rng() % 3 * 8)},
-         bool(rng() & 1)};
-  s.limits = {uint32_t(rng() % 17), uint32_t(rng() % 64), uint32_t(rng() % 2048), 24576};
-  return s;
-}
+using test::random_spec;
 
 // An entry whose every field says which spec it was put for.
 MemoEntry entry_for(size_t i) {

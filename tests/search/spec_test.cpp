@@ -2,24 +2,14 @@
 
 #include <random>
 
+#include "random_spec.h"
 #include "spec.h"
 #include "target.h"
 
 namespace tessel {
 namespace {
 
-Spec random_spec(std::mt19937_64 &rng) {
-  Spec s;
-  s.op = Op(rng() % 4);
-  s.accumulate = rng() & 1;
-  s.threads = uint8_t(rng() % 3);
-  for (int32_t &d : s.dims) d = 1 + int32_t(rng() % 100);
-  for (TensorSpec &t : s.operands) {
-    t.level = Level(rng() % kLevelCount);
-    t.layout = Layout{LayoutKind(rng() % 6), uint8_t(rng() % 3 * 8)};
-  }
-  return s;
-}
+using test::random_spec;
 
 TEST_CASE("canonicalization is idempotent and keeps the key of canonical specs") {
   std::mt19937_64 rng(1);
