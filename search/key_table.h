@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "spec.h"
+#include "zeroed_array.h"
 
 namespace tessel {
 
@@ -67,11 +68,11 @@ class KeyTable {
     return &slots_[i].value;
   }
   void grow() {
-    std::vector<uint64_t> old_tags = std::move(tags_);
-    std::vector<Slot> old_slots = std::move(slots_);
+    ZeroedArray<uint64_t> old_tags = std::move(tags_);
+    ZeroedArray<Slot> old_slots = std::move(slots_);
     const size_t size = old_tags.empty() ? 1024 : old_tags.size() * 2;
-    tags_.assign(size, 0);
-    slots_.assign(size, Slot{});
+    tags_ = ZeroedArray<uint64_t>(size);
+    slots_ = ZeroedArray<Slot>(size);
     for (size_t i = 0; i < old_tags.size(); ++i)
       if (old_tags[i]) {
         const size_t j = slot(old_slots[i].key, old_tags[i]);
@@ -80,8 +81,8 @@ class KeyTable {
       }
   }
 
-  std::vector<uint64_t> tags_;
-  std::vector<Slot> slots_;
+  ZeroedArray<uint64_t> tags_;
+  ZeroedArray<Slot> slots_;  // read only where the tag is set
   size_t count_ = 0;
 };
 

@@ -12,6 +12,7 @@
 #include "action.h"
 #include "cost.h"
 #include "spec.h"
+#include "zeroed_array.h"
 
 namespace tessel {
 
@@ -173,11 +174,11 @@ class MemoTable {
     return hot_[i].hash ? i : kNone;
   }
   void grow() {
-    std::vector<Hot> old_hot = std::move(hot_);
-    std::vector<Cold> old_cold = std::move(cold_);
+    ZeroedArray<Hot> old_hot = std::move(hot_);
+    ZeroedArray<Cold> old_cold = std::move(cold_);
     const size_t size = old_hot.empty() ? 1024 : old_hot.size() * 2;
-    hot_.assign(size, Hot{});
-    cold_.assign(size, Cold{});
+    hot_ = ZeroedArray<Hot>(size);
+    cold_ = ZeroedArray<Cold>(size);
     mask_ = size - 1;
     for (size_t i = 0; i < old_hot.size(); ++i)
       if (old_hot[i].hash) {
@@ -188,8 +189,8 @@ class MemoTable {
       }
   }
 
-  std::vector<Hot> hot_;
-  std::vector<Cold> cold_;
+  ZeroedArray<Hot> hot_;  // an all-zero Hot is an empty slot
+  ZeroedArray<Cold> cold_;
   size_t mask_ = 0;  // hot_.size() - 1
   size_t count_ = 0;
 };
