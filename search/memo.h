@@ -7,7 +7,6 @@
 #include <cstring>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 #include "action.h"
 #include "cost.h"
