@@ -100,15 +100,15 @@ int cmd_plan(int argc, char **argv) {
   const tessel::Spec spec =
       tessel::matmul_spec(p.m, p.n, p.k, p.trans_a, p.trans_b, false, p.threads, target.limits());
   const auto start = std::chrono::steady_clock::now();
-  const tessel::MemoEntry best = solver.solve(spec);
+  tessel::Plan plan;
+  const bool solvable =
+      tessel::build_plan(solver, spec, &plan, tessel::runtime::config().search_helper);
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (!best.solvable) {
+  if (!solvable) {
     std::fprintf(stderr, "tessel: no plan fits the target for %s\n", to_string(spec).c_str());
     return 1;
   }
-  tessel::Plan plan;
-  tessel::build_plan(solver, spec, &plan);
   shared.publish(memo.take_solved());
   std::printf("%s", tessel::format_plan(plan).c_str());
   const double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);

@@ -48,7 +48,7 @@ static bool search(const Spec &spec, Plan *plan, int64_t *specs_solved) {
   }
   LayeredMemo memo(thread_memo(), shared, target);
   Solver solver(target, memo);
-  const bool ok = build_plan(solver, spec, plan);
+  const bool ok = build_plan(solver, spec, plan, config().search_helper);
   *specs_solved = solver.stats().specs_solved;
   const PlanRecord record = ok ? plan_record(*plan) : PlanRecord{};
   shared.publish(memo.take_solved(), record.actions.empty() ? nullptr : &record);

@@ -59,6 +59,7 @@ static Config load() {
   c.db_mode = db_mode();
   cache_dir(c);
   c.db_max_mb = env_integer("TESSEL_DB_MAX_MB", 256, 1, 1 << 20);
+  c.search_helper = env_integer("TESSEL_SEARCH_THREADS", hw >= 2 ? 2 : 1, 1, 2) == 2;
   return c;
 }
 

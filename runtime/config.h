@@ -9,6 +9,7 @@
 //   TESSEL_CACHE_DIR=dir      where it lives (default $XDG_CACHE_HOME/tessel, else
 //                             $HOME/.cache/tessel)
 //   TESSEL_DB_MAX_MB          stop adding to it past this size (default 256)
+//   TESSEL_SEARCH_THREADS=1|2 threads for one long search (default 2 with 2+ cores)
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -28,6 +29,7 @@ struct Config {
   std::string cache_dir;  // empty: no usable location (no HOME), the reason in cache_dir_problem
   std::string cache_dir_problem;
   long db_max_mb = 256;
+  bool search_helper = false;  // a SearchHelper thread joins long searches
 };
 
 const Config &config();

@@ -17,6 +17,10 @@ bool LayeredMemo::get(const Spec &s, uint64_t hash, MemoEntry *out) {
 
 void LayeredMemo::put(const Spec &s, uint64_t hash, const MemoEntry &e) {
   local_.put(s, hash, e);
+  note_solved(s, e);
+}
+
+void LayeredMemo::note_solved(const Spec &s, const MemoEntry &e) {
   if (e.exact) solved_.push_back({spec_key(s), Decision{e.solvable, e.action}});
 }
 

@@ -27,6 +27,7 @@ class LayeredMemo final : public MemoDb {
   bool get(const Spec &s, uint64_t hash, MemoEntry *out) override;
   void put(const Spec &s, uint64_t hash, const MemoEntry &e) override;
   size_t size() const override { return local_.size(); }
+  void note_solved(const Spec &s, const MemoEntry &e) override;
 
   // Exact results solved through this memo since the last call, as decisions to publish.
   std::vector<StoredEntry> take_solved();

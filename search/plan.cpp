@@ -1,9 +1,11 @@
 #include "plan.h"
 
 #include <cstdio>
+#include <optional>
 
 #include "check.h"
 #include "memo.h"
+#include "search_helper.h"
 #include "solver.h"
 
 namespace tessel {
@@ -190,9 +192,14 @@ int64_t Plan::grid_iterations() const {
   return parallel_root() ? tessel::grid_iterations(nodes[static_cast<size_t>(root)]) : 0;
 }
 
-bool build_plan(Solver &solver, const Spec &s, Plan *out) {
+bool build_plan(Solver &solver, const Spec &s, Plan *out, bool helped) {
   const Spec root = start_plan(s, out);
+  MemoTable *table = solver.memo().front_table();
+  std::optional<SearchHelper> helper;
+  if (helped && table && worth_a_helper(root)) helper.emplace(solver.target(), *table, root);
   const MemoEntry e = solver.solve(root);
+  if (helper)
+    for (const auto &[spec, entry] : helper->finish()) solver.memo().note_solved(spec, entry);
   if (!e.solvable) return false;
   auto decide = [&](const Spec &spec, Action *action, Cost *cost, bool *costed) {
     const MemoEntry d = solver.solve(spec);

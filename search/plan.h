@@ -72,7 +72,9 @@ struct Plan {
 class Solver;
 
 // Solves `s` and replays the decisions into a plan. Returns false when `s` is unsolvable.
-bool build_plan(Solver &solver, const Spec &s, Plan *out);
+// `helped`: a SearchHelper thread joins the search when the memo has a front table and the
+// search is worth it (worth_a_helper); the plan is the same either way.
+bool build_plan(Solver &solver, const Spec &s, Plan *out, bool helped = false);
 
 // The actions a plan was built from, keyed by its root spec (for the memo database).
 PlanRecord plan_record(const Plan &p);

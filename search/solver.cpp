@@ -67,12 +67,13 @@ MemoEntry Solver::solve(const Spec &s) {
   double budget = known_lower_bound(c, hash, &target_bound) * kEagerMargin;
   for (int round = 0; round < 64 && std::isfinite(budget); ++round) {
     e = solve_within(c, hash, target_bound, budget, 0);
-    if (e.exact) break;
+    if (e.exact || stopped()) break;
     budget = std::max(budget, e.lower_bound) * kEagerMargin;
   }
-  if (!e.exact) e = solve_within(c, hash, target_bound, std::numeric_limits<double>::infinity(), 0);
+  if (!e.exact && !stopped())
+    e = solve_within(c, hash, target_bound, std::numeric_limits<double>::infinity(), 0);
   stats_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  TESSEL_CHECK(e.exact, "an unbounded search must end exact");
+  TESSEL_CHECK(e.exact || stopped(), "an unbounded search must end exact");
   return e;
 }
 
@@ -109,11 +110,24 @@ double slack(double budget) {
   return budget + 1e-9 * std::abs(budget) + 1e-9;
 }
 
+// A helper's first candidate: the second-cheapest bound, when it is within the limit (the
+// candidates left are then taken in order again, so the first is never pruned unseen).
+bool second_cheapest(const std::vector<Ranked> &order, size_t first, double limit, size_t *out) {
+  if (order.size() < 2) return false;
+  size_t second = first == 0 ? 1 : 0;
+  for (size_t j = 0; j < order.size(); ++j)
+    if (j != first && order[j].bound < order[second].bound) second = j;
+  if (order[second].bound > slack(limit)) return false;
+  *out = second;
+  return true;
+}
+
 }  // namespace
 
 MemoEntry Solver::solve_within(const Spec &s, uint64_t hash, double target_bound, double budget,
                                int depth) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (stopped()) return MemoEntry{};
   MemoEntry found;
   const bool known = memo_.get(s, hash, &found);
   if (known && found.exact) {
@@ -191,11 +205,14 @@ MemoEntry Solver::solve_within(const Spec &s, uint64_t hash, double target_bound
   // a scan of those left: sorting all of them was a twentieth of a search.
   for (size_t taken = 0; taken < order.size();) {
     size_t next = taken == 0 ? first : taken;
-    if (taken > 0)
+    if (taken == 0 && depth < helper_depth_) {
+      second_cheapest(order, first, limit, &next);
+    } else if (taken > 0) {
       for (size_t j = taken + 1; j < order.size(); ++j)
         if (order[j].bound < order[next].bound ||
             (order[j].bound == order[next].bound && order[j].index < order[next].index))
           next = j;
+    }
     std::swap(order[taken], order[next]);
     const Ranked r = order[taken++];
     if (r.bound > slack(limit)) {
@@ -243,6 +260,7 @@ MemoEntry Solver::solve_within(const Spec &s, uint64_t hash, double target_bound
       limit = std::min(limit, total.cycles);
     }
   }
+  if (stopped()) return MemoEntry{};
   if (best.solvable) {
     memo_.put(s, hash, best);
     return best;

@@ -27,7 +27,10 @@ struct SearchStats {
 
 class Solver {
  public:
-  Solver(const Target &target, MemoDb &memo) : target_(target), memo_(memo) {}
+  // `helper_depth` > 0 makes this a SearchHelper's solver: above that depth it takes each
+  // spec's second-best action first, and it stops when its memo says so.
+  Solver(const Target &target, MemoDb &memo, int helper_depth = 0)
+      : target_(target), memo_(memo), helper_depth_(helper_depth) {}
 
   // The best decision for `s` (canonicalized first). `solvable` is false when no action
   // sequence reaches kernels within the spec's limits.
@@ -48,9 +51,13 @@ class Solver {
   // known_lower_bound for a spec whose memo entry (if `known`, with bound `memoized`) does not
   // cover the target's bound.
   double lower_bound_with_target(const Spec &s, bool known, double memoized, double *target_bound);
+  // A helper asked to stop: what it has not finished proves nothing, so it returns unknown
+  // entries and stores none.
+  bool stopped() const { return helper_depth_ > 0 && memo_.stopping(); }
 
   const Target &target_;
   MemoDb &memo_;
+  const int helper_depth_;
   SearchStats stats_;
 };
 
