@@ -3,7 +3,7 @@
 // meets first) and hold millions of entries, so: no node per entry (one allocation per entry
 // was most of the cost under ASan), and lookups that walk a dense array of 64-bit hash tags
 // (eight to a cache line), touching a slot only when its tag matches. Tag 0 marks an empty
-// slot. (The solver's memo has its own table, MemoTable in memo.h.)
+// slot. (The solver's memo has its own table, memo_table.h.)
 #pragma once
 #include <cstddef>
 #include <cstdint>

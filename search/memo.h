@@ -1,5 +1,6 @@
-// MemoDb: where the solver keeps the best decision for every spec it solved. The in-memory
-// table lives here; the persistent database implements the same interface.
+// MemoDb: where the solver keeps the best decision for every spec it solved. InMemoryMemo
+// keeps them in a MemoTable (memo_table.h); LayeredMemo puts the shared decisions, and
+// through them the persistent database, behind one.
 #pragma once
 #include <cstddef>
 #include <cstdint>
