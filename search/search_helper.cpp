@@ -50,8 +50,13 @@ SearchHelper::SearchHelper(const Target &target, MemoTable &table, const Spec &r
   table_.add_helper();  // before the thread exists: the owner may wait for it from now on
   try {
     thread_ = std::thread([this, &target, root] {
-      Solver solver(target, *view_, kHelperDepth);
-      solver.solve(root);
+      // A helper that fails (out of memory) only stops helping: what it stored is sound,
+      // and the search it helped goes on alone.
+      try {
+        Solver solver(target, *view_, kHelperDepth);
+        solver.solve(root);
+      } catch (...) {
+      }
       table_.remove_helper();
     });
   } catch (const std::system_error &) {
