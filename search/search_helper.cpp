@@ -12,7 +12,8 @@ namespace {
 constexpr int kHelperDepth = 5;
 // The table grows only while no helper searches it, and a helper stopped for that does not
 // start again, so it gets room first: the benchmark shapes' cold searches store up to 50k
-// entries at one thread (1000^3), 70k at two. The pages are zeroed as they are first used.
+// entries (1000^3, at one or two threads), 58k in a call's search, which also notes the
+// specs the shared decisions lack. The pages are zeroed as they are first used.
 constexpr size_t kHelpedEntries = size_t{96} << 10;
 
 }  // namespace
