@@ -12,12 +12,14 @@ MemoTable::Cold MemoTable::read_cold(size_t i) const {
   return std::bit_cast<Cold>(words);
 }
 
-void MemoTable::pause() {
+void MemoTable::back_off(int attempt) {
 #if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#else
-  std::this_thread::yield();
+  if (attempt < 64) {
+    __builtin_ia32_pause();
+    return;
+  }
 #endif
+  std::this_thread::yield();
 }
 
 void MemoTable::put(const Spec &s, uint64_t hash, const MemoEntry &e) {
@@ -48,11 +50,7 @@ void MemoTable::put_from_helper(const Spec &s, uint64_t hash, const MemoEntry &e
 void MemoTable::stop_helpers() {
   stop_helpers_.store(true, std::memory_order_relaxed);
   // A helper notices at its next spec and unwinds without touching the table again.
-  for (int spins = 0; helpers_.load(std::memory_order_acquire) > 0; ++spins)
-    if (spins < 64)
-      pause();
-    else
-      std::this_thread::yield();
+  for (int attempt = 0; helpers_.load(std::memory_order_acquire) > 0; ++attempt) back_off(attempt);
   stop_helpers_.store(false, std::memory_order_relaxed);
 }
 
@@ -66,14 +64,11 @@ void MemoTable::store_entry(const Spec &s, uint64_t hash, const MemoEntry &e) {
     if (other_spec(load(h.tag))) continue;  // a tag, once set, stays
     // Take the slot: its sequence number from even to odd.
     uint16_t seq = __atomic_load_n(&h.seq, __ATOMIC_RELAXED);
-    for (int spins = 0;
+    for (int attempt = 0;
          (seq & 1) || !__atomic_compare_exchange_n(&h.seq, &seq, uint16_t(seq + 1), true,
                                                    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
-         ++spins) {
-      if (spins < 64)
-        pause();
-      else
-        std::this_thread::yield();
+         ++attempt) {
+      back_off(attempt);
       seq = __atomic_load_n(&h.seq, __ATOMIC_RELAXED);
     }
     const uint64_t t = load(h.tag);
@@ -118,8 +113,7 @@ void MemoTable::grow(size_t slots) {
     if (old_hot[i].tag) {
       size_t j = home(old_hot[i].tag);  // the specs are distinct: the first free slot
       while (hot_[j].tag) j = (j + 1) & mask_;
-      hot_[j] = old_hot[i];
-      hot_[j].seq = 0;
+      hot_[j] = old_hot[i];  // its sequence number even: nobody writes now
       cold_[j] = old_cold[i];
     }
 }

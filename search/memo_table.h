@@ -118,7 +118,9 @@ class MemoTable {
     __atomic_store(&x, &v, __ATOMIC_RELEASE);
   }
   Cold read_cold(size_t i) const;
-  static void pause();
+  // Waiting for another thread's write to a slot, or for helpers to leave: spin briefly, then
+  // yield, in case that thread has lost its core.
+  static void back_off(int attempt);
 
   // Where a probe for this tag (memo_hash | 1) starts: bits above the one the tag sets.
   size_t home(uint64_t tag) const { return (tag >> 1) & mask_; }
@@ -134,10 +136,10 @@ class MemoTable {
       const uint64_t t = load(h.tag);
       if (t == 0) return false;
       if (t != tag || !same_spec(h.key, s)) continue;
-      for (;;) {
+      for (int attempt = 0;; ++attempt) {
         const uint16_t seq = __atomic_load_n(&h.seq, __ATOMIC_ACQUIRE);
         if (seq & 1) {
-          pause();
+          back_off(attempt);
           continue;
         }
         read(h, i);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 namespace tessel {
@@ -23,7 +24,7 @@ void *allocate_zeroed(size_t bytes) {
   if (bytes < kMapThreshold) {
     void *p = std::aligned_alloc(64, round_up(bytes ? bytes : 1, 64));
     if (!p) throw std::bad_alloc();
-    return __builtin_memset(p, 0, bytes);
+    return std::memset(p, 0, bytes);
   }
   // Map a huge page more than needed, and keep the part that starts on a huge page boundary:
   // only whole aligned 2 MiB ranges can be huge pages.
