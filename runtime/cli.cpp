@@ -204,8 +204,13 @@ int cmd_run(int argc, char **argv) {
   tessel::runtime::execute(*kernel, a.data(), b.data(), c.data(), 1.0f);
   const double first_run_s = seconds_since(t1);
 
-  std::printf("\nplan (cost %.4g cycles, workspace %lld bytes):\n%s", kernel->plan.cost.cycles,
-              (long long)kernel->plan.workspace_bytes, tessel::format_plan(kernel->plan).c_str());
+  tessel::Plan plan;
+  if (tessel::runtime::plan_of(key, &plan) != TESSEL_OK) {
+    std::fprintf(stderr, "tessel: %s\n", tessel_last_error());
+    return 1;
+  }
+  std::printf("\nplan (cost %.4g cycles, workspace %lld bytes):\n%s", plan.cost.cycles,
+              (long long)plan.workspace_bytes, tessel::format_plan(plan).c_str());
   std::printf(
       "\nfirst call: search %.3f ms, emit %.3f ms (%zu bytes of AVX2 code), first run "
       "%.3f ms, total %.3f ms\n",

@@ -63,13 +63,13 @@ static bool search(const Spec &spec, Plan *plan, int64_t *specs_solved) {
   return build_plan(alone, spec, plan);
 }
 
-static void dump(const CompiledKernel &k, const std::string &name) {
+static void dump(const CompiledKernel &k, const Plan &plan, const std::string &name) {
   const std::string base = config().dump_dir + "/" + name;
   std::ofstream bin(base + ".bin", std::ios::binary);
   bin.write(reinterpret_cast<const char *>(k.jit->code()),
             static_cast<std::streamsize>(k.jit->code_size()));
   std::ofstream txt(base + ".txt");
-  txt << format_plan(k.plan);
+  txt << format_plan(plan);
   if (!bin || !txt)
     std::fprintf(stderr, "tessel: could not write dumps to %s\n", config().dump_dir.c_str());
 }
@@ -86,28 +86,42 @@ static void add_to_perf_map(const CompiledKernel &k, const std::string &name) {
   }
 }
 
+static Spec spec_of(const KernelKey &key) {
+  return matmul_spec(key.m, key.n, key.k, key.trans_a, key.trans_b, key.accumulate, key.threads,
+                     host_target().limits(), key.lda * 4, key.ldb * 4);
+}
+
+tessel_status plan_of(const KernelKey &key, Plan *out) {
+  const Spec spec = spec_of(key);
+  int64_t specs_solved = 0;
+  if (!search(spec, out, &specs_solved))
+    return fail(TESSEL_NO_PLAN, "no plan fits the target for " + to_string(spec));
+  return TESSEL_OK;
+}
+
 tessel_status compile(const KernelKey &key, std::shared_ptr<const CompiledKernel> *out) {
   using Clock = std::chrono::steady_clock;
   auto kernel = std::make_shared<CompiledKernel>();
   kernel->key = key;
-  const Target &target = host_target();
-  const Spec spec = matmul_spec(key.m, key.n, key.k, key.trans_a, key.trans_b, key.accumulate,
-                                key.threads, target.limits(), key.lda * 4, key.ldb * 4);
+  const Spec spec = spec_of(key);
+  // One plan per thread, refilled by every compile: its storage stays, and a large plan's
+  // fresh pages were a tenth of a warm first call (1000^3: 16 pages at ~2 us each).
+  static thread_local Plan plan;
   const auto t0 = Clock::now();
   int64_t specs_solved = 0;
-  if (!search(spec, &kernel->plan, &specs_solved))
+  if (!search(spec, &plan, &specs_solved))
     return fail(TESSEL_NO_PLAN, "no plan fits the target for " + to_string(spec));
   const auto t1 = Clock::now();
   const std::string name = kernel_name(key);
   std::string error;
-  EmitRequest request{&kernel->plan, key.lda, key.ldb, key.ldc, name};
+  EmitRequest request{&plan, key.lda, key.ldb, key.ldc, name};
   if (!emit_kernel(request, &kernel->jit, &error))
     return fail(TESSEL_CODEGEN_ERROR, "emitting " + name + ": " + error);
   const auto t2 = Clock::now();
   kernel->search_seconds = std::chrono::duration<double>(t1 - t0).count();
   kernel->emit_seconds = std::chrono::duration<double>(t2 - t1).count();
   const Config &cfg = config();
-  if (!cfg.dump_dir.empty()) dump(*kernel, name);
+  if (!cfg.dump_dir.empty()) dump(*kernel, plan, name);
   if (cfg.perf_map) add_to_perf_map(*kernel, name);
   if (cfg.verbose)
     std::fprintf(stderr,
@@ -115,7 +129,7 @@ tessel_status compile(const KernelKey &key, std::shared_ptr<const CompiledKernel
                  "code, %lld bytes of workspace\n",
                  name.c_str(), kernel->search_seconds * 1e3, static_cast<long long>(specs_solved),
                  kernel->emit_seconds * 1e3, kernel->jit->code_size(),
-                 static_cast<long long>(kernel->plan.workspace_bytes));
+                 static_cast<long long>(plan.workspace_bytes));
   *out = std::move(kernel);
   return TESSEL_OK;
 }

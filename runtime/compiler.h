@@ -11,9 +11,10 @@
 
 namespace tessel::runtime {
 
+// A kernel keeps its code, not its plan: a plan is ~160 bytes a node (64 KB at 1000^3), and
+// only `tessel run` and the dumps show one (plan_of rebuilds it).
 struct CompiledKernel {
   KernelKey key;
-  Plan plan;
   std::unique_ptr<JitKernel> jit;
   double search_seconds = 0;
   double emit_seconds = 0;
@@ -24,5 +25,9 @@ const Target &host_target();
 
 // Searches and emits. On failure returns a status with the message recorded as last error.
 tessel_status compile(const KernelKey &key, std::shared_ptr<const CompiledKernel> *out);
+
+// The plan compile() emits for `key` (replayed from the memo database when it holds the
+// plan, as after a compile). On failure returns a status with the message recorded.
+tessel_status plan_of(const KernelKey &key, Plan *out);
 
 }  // namespace tessel::runtime

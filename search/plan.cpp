@@ -100,7 +100,12 @@ class PlanBuilder {
 
 // The plan's user tensors A, B, C; returns the canonical root.
 Spec start_plan(const Spec &s, Plan *out) {
-  *out = Plan{};
+  // Emptied, not replaced: a Plan reused for plan after plan keeps its storage.
+  out->nodes.clear();
+  out->tensors.clear();
+  out->root = -1;
+  out->workspace_bytes = 0;
+  out->cost = Cost{};
   const Spec c = canonical(s);
   for (int i = 0; i < 3; ++i) {
     PlanTensor t;
