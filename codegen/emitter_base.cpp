@@ -23,6 +23,7 @@ void EmitterBase::restart(uint8_t *buffer, size_t capacity) {
   top_ = buffer;
   maxSize_ = capacity;
   frame_bytes_ = 0;
+  frame_shift_ = 0;
   failure_.clear();
 }
 

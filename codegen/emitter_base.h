@@ -180,16 +180,18 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
   }
 
   // Stack frame slots, valid after preamble().
-  Xbyak::Address alpha_slot() { return dword[rsp + kAlphaSlot]; }
-  Xbyak::Address workspace_slot() { return qword[rsp + kWorkspaceSlot]; }
-  Xbyak::Address begin_slot() { return qword[rsp + kBeginSlot]; }
-  Xbyak::Address end_slot() { return qword[rsp + kEndSlot]; }
-  Xbyak::Address index_slot() { return qword[rsp + kIndexSlot]; }
+  Xbyak::Address alpha_slot() { return dword[rsp + (frame_shift_ + kAlphaSlot)]; }
+  Xbyak::Address workspace_slot() { return qword[rsp + (frame_shift_ + kWorkspaceSlot)]; }
+  Xbyak::Address begin_slot() { return qword[rsp + (frame_shift_ + kBeginSlot)]; }
+  Xbyak::Address end_slot() { return qword[rsp + (frame_shift_ + kEndSlot)]; }
+  Xbyak::Address index_slot() { return qword[rsp + (frame_shift_ + kIndexSlot)]; }
   // A parallel grid's current row and column, and the call's A, B, C pointers.
-  Xbyak::Address row_slot() { return qword[rsp + kRowSlot]; }
-  Xbyak::Address column_slot() { return qword[rsp + kColumnSlot]; }
-  Xbyak::Address base_slot(int tensor) { return qword[rsp + kBaseSlots + 8 * tensor]; }
-  Xbyak::Address spill_slot(int i) { return qword[rsp + kSpillSlots + 8 * i]; }
+  Xbyak::Address row_slot() { return qword[rsp + (frame_shift_ + kRowSlot)]; }
+  Xbyak::Address column_slot() { return qword[rsp + (frame_shift_ + kColumnSlot)]; }
+  Xbyak::Address base_slot(int tensor) {
+    return qword[rsp + (frame_shift_ + kBaseSlots + 8 * tensor)];
+  }
+  Xbyak::Address spill_slot(int i) { return qword[rsp + (frame_shift_ + kSpillSlots + 8 * i)]; }
 
  protected:
   // Saves callee-saved registers, reserves the frame with `spill_slots` extra qwords, copies
@@ -197,6 +199,9 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
   void preamble(int spill_slots);
   // Restores the frame and callee-saved registers, clears the upper ymm state, returns.
   void postamble();
+  // Code of a local subroutine (called from the function's body) sees the frame this many
+  // bytes higher: its return address sits below it.
+  void set_frame_shift(int bytes) { frame_shift_ = bytes; }
   // Starts a new function at the start of `buffer`, as a new emitter would: Xbyak's size,
   // labels and error, and this class's frame and failure are forgotten.
   void restart(uint8_t *buffer, size_t capacity);
@@ -248,6 +253,7 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
                        kIndexSlot = 32, kRowSlot = 40, kColumnSlot = 48, kBaseSlots = 56,
                        kSpillSlots = 80;
   int frame_bytes_ = 0;
+  int frame_shift_ = 0;
   std::string failure_;
 };
 

@@ -36,7 +36,7 @@ bool emit_kernel(const EmitRequest &req, std::unique_ptr<JitKernel> *out, std::s
   }
   // The thread's buffer keeps the size earlier kernels needed; it grows when Xbyak reports it
   // full: plans differ a lot in how much straight-line code they unroll. 64 KiB holds every
-  // benchmark plan (the largest, 1000^3, emits 44 KiB).
+  // benchmark plan (the largest, 1000^3, emits 18 KiB).
   ThreadEmitter &thread = thread_emitter();
   struct Trim {
     CodeBuffer &buffer;
@@ -70,6 +70,8 @@ bool emit_kernel(const EmitRequest &req, std::unique_ptr<JitKernel> *out, std::s
     kernel->fn_ = reinterpret_cast<KernelFn>(code.code);
     kernel->workspace_bytes_ = req.plan->workspace_bytes;
     kernel->parallel_iterations_ = req.plan->grid_iterations();
+    kernel->outlined_tiles_ = emitter.outlined_tiles();
+    kernel->tile_calls_ = emitter.tile_calls();
     kernel->name_ = req.name;
     *out = std::move(kernel);
     return true;

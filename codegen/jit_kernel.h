@@ -54,6 +54,10 @@ class JitKernel {
   // the kernel is serial.
   int64_t parallel_iterations() const { return parallel_iterations_; }
   const std::string &name() const { return name_; }
+  // Register tiles emitted once as subroutines, and the call sites that run them (0 and 0
+  // when no tile recurs; see plan_emitter.h).
+  int outlined_tiles() const { return outlined_tiles_; }
+  int tile_calls() const { return tile_calls_; }
 
  private:
   friend bool emit_kernel(const EmitRequest &, std::unique_ptr<JitKernel> *, std::string *);
@@ -63,6 +67,7 @@ class JitKernel {
   size_t mapped_size_ = 0;
   int64_t workspace_bytes_ = 0;
   int64_t parallel_iterations_ = 0;
+  int outlined_tiles_ = 0, tile_calls_ = 0;
   std::string name_;
 };
 

@@ -126,9 +126,10 @@ tessel_status compile(const KernelKey &key, std::shared_ptr<const CompiledKernel
   if (cfg.verbose)
     std::fprintf(stderr,
                  "tessel: new kernel %s: search %.3f ms (%lld specs), emit %.3f ms, %zu bytes of "
-                 "code, %lld bytes of workspace\n",
+                 "code (%d register tiles called from %d places), %lld bytes of workspace\n",
                  name.c_str(), kernel->search_seconds * 1e3, static_cast<long long>(specs_solved),
                  kernel->emit_seconds * 1e3, kernel->jit->code_size(),
+                 kernel->jit->outlined_tiles(), kernel->jit->tile_calls(),
                  static_cast<long long>(plan.workspace_bytes));
   *out = std::move(kernel);
   return TESSEL_OK;

@@ -92,4 +92,51 @@ TEST_CASE("codegen: square and edge shapes around the register tile") {
       }
 }
 
+TEST_CASE("codegen: register tiles that recur are emitted once and called where they occur") {
+  // Irregular extents repeat their boundary tiles, and the first k block repeats the rest's:
+  // such tiles become subroutines, called with the operands' registers moved by their static
+  // displacements. Every variant runs against the interpreter and the reference.
+  Solver &solver = test::shared_solver();
+  std::mt19937_64 rng(11);
+  struct Shape {
+    int64_t m, k, n;
+  };
+  const Shape shapes[] = {{200, 300, 250}, {97, 300, 211}};
+  for (const Shape &s : shapes) {
+    for (int t = 0; t < 4; ++t)
+      for (bool acc : {false, true}) {
+        const test::JitCase c{s.m, s.n, s.k, bool(t & 1), bool(t & 2), acc, 1, acc ? -1.0f : 0.5f};
+        Plan plan;
+        const std::string r = test::run_jit_case(solver, c, rng, &plan);
+        CHECK_MESSAGE(r.empty(), r);
+        if (t != 0 || acc) continue;
+        EmitRequest req{&plan, s.k, s.n, s.n, "recurring tiles"};
+        std::unique_ptr<JitKernel> jit;
+        std::string error;
+        REQUIRE_MESSAGE(emit_kernel(req, &jit, &error), error);
+        CHECK(jit->outlined_tiles() > 0);
+        CHECK(jit->tile_calls() >= 2 * jit->outlined_tiles());
+      }
+    if (!test::kFullSweeps) break;
+  }
+  // Two threads: the tiles are called from inside a parallel grid's tiles.
+  const test::JitCase parallel{200, 250, 300, false, false, true, 2, 1.0f};
+  const std::string r = test::run_jit_case(solver, parallel, rng, nullptr, {1, 3});
+  CHECK_MESSAGE(r.empty(), r);
+}
+
+TEST_CASE("codegen: a register tile that occurs once stays inline") {
+  Solver &solver = test::shared_solver();
+  Plan plan;
+  // One 6x16x200 register tile, long enough to be outlined were it to recur.
+  REQUIRE(build_plan(
+      solver, matmul_spec(6, 16, 200, false, false, false, 1, solver.target().limits()), &plan));
+  EmitRequest req{&plan, 200, 16, 16, "one tile"};
+  std::unique_ptr<JitKernel> jit;
+  std::string error;
+  REQUIRE_MESSAGE(emit_kernel(req, &jit, &error), error);
+  CHECK(jit->outlined_tiles() == 0);
+  CHECK(jit->tile_calls() == 0);
+}
+
 }  // namespace tessel

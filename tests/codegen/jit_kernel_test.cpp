@@ -13,11 +13,13 @@
 namespace tessel {
 namespace {
 
-Plan plan_for(int64_t m, int64_t k, int64_t n) {
+Plan plan_for(int64_t m, int64_t k, int64_t n, bool trans_a = false, bool trans_b = false,
+              int threads = 1) {
   Solver &solver = test::shared_solver();
   Plan plan;
-  REQUIRE(build_plan(solver, matmul_spec(m, n, k, false, false, false, 1, solver.target().limits()),
-                     &plan));
+  REQUIRE(build_plan(
+      solver, matmul_spec(m, n, k, trans_a, trans_b, false, threads, solver.target().limits()),
+      &plan));
   return plan;
 }
 
@@ -59,16 +61,17 @@ TEST_CASE("codegen: a thread's emitter gives each plan the bytes a fresh thread 
 
 TEST_CASE("codegen: a kernel bigger than the thread's code buffer is emitted after a retry") {
   if (!test::kFullSweeps) return;  // its search takes ~1 s in a release build
-  // 1999^3 emits ~68 KiB, more than the buffer's first 64 KiB: the first emission fills the
-  // buffer, grows it and starts again; the second fits at once. Both give the same bytes, and
-  // a small kernel after them is unaffected.
-  const Plan big = plan_for(1999, 1999, 1999), small = plan_for(17, 23, 19);
+  // 1999x2999x1999 with both operands transposed, for two threads, emits ~77 KiB (its
+  // recurring register tiles outlined), more than the buffer's first 64 KiB: the first
+  // emission fills the buffer, grows it and starts again; the second fits at once. Both give
+  // the same bytes, and a small kernel after them is unaffected.
+  const Plan big = plan_for(1999, 2999, 1999, true, true, 2), small = plan_for(17, 23, 19);
   std::string fresh_small;
   on_new_thread([&] { fresh_small = code_of(small, 23, 19, 19); });
   on_new_thread([&] {
-    const std::string retried = code_of(big, 1999, 1999, 1999);
+    const std::string retried = code_of(big, 1999, 2999, 1999);
     CHECK(retried.size() > 64 * 1024);
-    CHECK(code_of(big, 1999, 1999, 1999) == retried);
+    CHECK(code_of(big, 1999, 2999, 1999) == retried);
     CHECK(code_of(small, 23, 19, 19) == fresh_small);
   });
 }
