@@ -11,15 +11,71 @@
 namespace tessel {
 namespace {
 
+// Subtrees already built, by their root's spec and action: a spec that recurs in a plan (the
+// boundary tiles of an irregular shape) gets the same subtree again, which copying its nodes
+// makes for a tenth of the cost of expanding them. Only subtrees that allocate no buffer are
+// kept (a buffer's workspace offset depends on where the copy goes). Open addressing on
+// memo_hash, entries found by comparing the root node in full.
+class BuiltSubtrees {
+ public:
+  struct Entry {
+    int32_t root = -1;  // node id; the subtree is nodes [root, root + nodes) (pre-order)
+    int32_t nodes = 0;
+    int32_t first_tensor = 0, tensors = 0;  // tensors it allocated: [first, first + tensors)
+    std::array<int16_t, 3> operands{};      // its root's operand tensors
+  };
+  // Room for `subtrees` entries without growing.
+  void reserve(size_t subtrees) {
+    size_t slots = 64;
+    while (slots < 2 * subtrees) slots *= 2;
+    slots_.assign(slots, Entry{});
+    used_ = 0;
+  }
+  const Entry *find(const Plan &plan, const Spec &s, const Action &a) const {
+    if (slots_.empty()) return nullptr;
+    for (size_t i = memo_hash(s) & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+      const Entry &e = slots_[i];
+      if (e.root < 0) return nullptr;
+      const PlanNode &n = plan.nodes[static_cast<size_t>(e.root)];
+      if (n.action == a && same_spec(n.spec, s)) return &e;
+    }
+  }
+  void insert(const Plan &plan, const Entry &entry) {
+    if (2 * (used_ + 1) > slots_.size()) grow(plan);
+    const Spec &s = plan.nodes[static_cast<size_t>(entry.root)].spec;
+    size_t i = memo_hash(s) & (slots_.size() - 1);
+    while (slots_[i].root >= 0) i = (i + 1) & (slots_.size() - 1);
+    slots_[i] = entry;
+    ++used_;
+  }
+
+ private:
+  void grow(const Plan &plan) {
+    std::vector<Entry> old;
+    old.swap(slots_);
+    slots_.assign(std::max<size_t>(64, 2 * old.size()), Entry{});
+    used_ = 0;
+    for (const Entry &e : old)
+      if (e.root >= 0) insert(plan, e);
+  }
+  std::vector<Entry> slots_;
+  size_t used_ = 0;
+};
+
 // Turns decisions into plan nodes, in pre-order (children in slot order): the order plan
 // records list them in. `Decide` gives the action for a canonical spec, or false to stop:
-//   bool decide(const Spec &s, Action *action, Cost *cost, bool *costed)
-// with `costed` false when the builder is to add the cost up itself (a replayed record).
+//   bool operator()(const Spec &s, Action *action, Cost *cost, bool *costed)
+// with `costed` false when the builder is to add the cost up itself (a replayed record); and
+//   bool follows(const PlanNode *nodes, size_t count)
+// whether the next `count` decisions are those of `nodes` (it then takes them).
 template <class Decide>
 class PlanBuilder {
  public:
-  PlanBuilder(const Target &target, Plan &plan, Decide &decide)
-      : target_(target), plan_(plan), decide_(decide) {}
+  // `nodes`: how many the plan will have, if known.
+  PlanBuilder(const Target &target, Plan &plan, Decide &decide, size_t nodes = 0)
+      : target_(target), plan_(plan), decide_(decide) {
+    built_.reserve(nodes);
+  }
 
   // The new node's id, or -1 when `decide` stopped. `s` is canonical (the children of a
   // canonical spec are, see action.h).
@@ -28,6 +84,11 @@ class PlanBuilder {
     Cost cost;
     bool costed = false;
     if (!decide_(s, &action, &cost, &costed)) return -1;
+    if (const BuiltSubtrees::Entry *e = built_.find(plan_, s, action)) {
+      const int copy = copy_of(*e, tensors);
+      if (copy >= 0) return copy;
+    }
+    const int32_t first_tensor = static_cast<int32_t>(plan_.tensors.size());
     const Expansion x = expand(s, action, target_);
     const int id = static_cast<int>(plan_.nodes.size());
     plan_.nodes.emplace_back();
@@ -89,13 +150,59 @@ class PlanBuilder {
       if (!costed) add_child_cost(total, plan_.nodes[child].cost, c.multiplicity, x);
     }
     plan_.nodes[id].cost = costed ? cost : total;
+    remember(id, first_tensor, tensors);
     return id;
   }
 
  private:
+  void remember(int id, int32_t first_tensor, const std::array<int16_t, 3> &operands) {
+    const int32_t tensors = static_cast<int32_t>(plan_.tensors.size()) - first_tensor;
+    for (int32_t t = 0; t < tensors; ++t)
+      if (plan_.tensors[static_cast<size_t>(first_tensor + t)].role == PlanTensor::Role::Buffer)
+        return;
+    built_.insert(plan_, {id, static_cast<int32_t>(plan_.nodes.size()) - id, first_tensor, tensors,
+                          operands});
+  }
+
+  // Appends a copy of subtree `e` over `operands`, if the decisions that follow are its own
+  // (then taken); -1 otherwise, with nothing taken or appended.
+  int copy_of(const BuiltSubtrees::Entry &e, const std::array<int16_t, 3> &operands) {
+    // Operands that were one tensor there must be one here, and only those.
+    for (size_t i = 0; i < 3; ++i)
+      for (size_t j = 0; j < i; ++j)
+        if ((e.operands[i] == e.operands[j]) != (operands[i] == operands[j])) return -1;
+    if (!decide_.follows(&plan_.nodes[static_cast<size_t>(e.root) + 1],
+                         static_cast<size_t>(e.nodes) - 1))
+      return -1;
+    const int32_t root = static_cast<int32_t>(plan_.nodes.size());
+    const int32_t tensor_shift = static_cast<int32_t>(plan_.tensors.size()) - e.first_tensor;
+    for (int32_t t = 0; t < e.tensors; ++t) {
+      const PlanTensor copy = plan_.tensors[static_cast<size_t>(e.first_tensor + t)];
+      plan_.tensors.push_back(copy);
+    }
+    auto tensor = [&](int16_t old) -> int16_t {
+      if (old >= e.first_tensor && old < e.first_tensor + e.tensors)
+        return static_cast<int16_t>(old + tensor_shift);
+      for (size_t o = 0; o < 3; ++o)
+        if (old == e.operands[o]) return operands[o];
+      TESSEL_CHECK(old < 0, "a plan subtree uses a tensor its root was not given");
+      return old;
+    };
+    for (int32_t i = 0; i < e.nodes; ++i) {
+      PlanNode n = plan_.nodes[static_cast<size_t>(e.root + i)];
+      for (int &c : n.children)
+        if (c >= 0) c += root - e.root;
+      for (int16_t &t : n.tensors) t = tensor(t);
+      if (n.new_tensor >= 0) n.new_tensor += tensor_shift;
+      plan_.nodes.push_back(n);
+    }
+    return root;
+  }
+
   const Target &target_;
   Plan &plan_;
   Decide &decide_;
+  BuiltSubtrees built_;
 };
 
 // The plan's user tensors A, B, C; returns the canonical root.
@@ -206,14 +313,19 @@ bool build_plan(Solver &solver, const Spec &s, Plan *out, bool helped) {
   if (helper)
     for (const auto &[spec, entry] : helper->finish()) solver.memo().note_solved(spec, entry);
   if (!e.solvable) return false;
-  auto decide = [&](const Spec &spec, Action *action, Cost *cost, bool *costed) {
-    const MemoEntry d = solver.solve(spec);
-    TESSEL_CHECK(d.solvable, "plan replay reached an unsolvable spec");
-    *action = d.action;
-    *cost = d.cost;
-    *costed = true;
-    return true;
-  };
+  // The solved decisions: a spec's is the same wherever it recurs (exact entries stay).
+  struct Decide {
+    Solver &solver;
+    bool operator()(const Spec &spec, Action *action, Cost *cost, bool *costed) {
+      const MemoEntry d = solver.solve(spec);
+      TESSEL_CHECK(d.solvable, "plan replay reached an unsolvable spec");
+      *action = d.action;
+      *cost = d.cost;
+      *costed = true;
+      return true;
+    }
+    bool follows(const PlanNode *, size_t) { return true; }
+  } decide{solver};
   PlanBuilder builder(solver.target(), *out, decide);
   out->root = builder.build(root, {0, 1, 2}, 0);
   out->cost = e.cost;
@@ -247,17 +359,32 @@ bool replay_plan(const PlanRecord &record, const Spec &s, const Target &t, Plan 
     }
   };
   // Each node takes the record's next action, checked as a stored decision always is: one
-  // that the enumeration does not offer for the spec today stops the replay.
-  auto decide = [&](const Spec &spec, Action *action, Cost *, bool *costed) {
-    if (next == record.actions.size()) return false;
-    const Action &a = record.actions[next];
-    if (!already_checked(spec, a, true) && !action_applies(spec, a, t, scratch)) return false;
-    *action = a;
-    ++next;
-    *costed = false;
-    return true;
-  };
-  PlanBuilder builder(t, *out, decide);
+  // that the enumeration does not offer for the spec today stops the replay. A copied
+  // subtree takes as many actions, which must be its nodes' own (checked when first built).
+  struct Decide {
+    const std::vector<Action> &actions;
+    size_t &next;
+    decltype(already_checked) &checked;
+    const Target &t;
+    std::vector<Action> &scratch;
+    bool operator()(const Spec &spec, Action *action, Cost *, bool *costed) {
+      if (next == actions.size()) return false;
+      const Action &a = actions[next];
+      if (!checked(spec, a, true) && !action_applies(spec, a, t, scratch)) return false;
+      *action = a;
+      ++next;
+      *costed = false;
+      return true;
+    }
+    bool follows(const PlanNode *nodes, size_t count) {
+      if (count > actions.size() - next) return false;
+      for (size_t i = 0; i < count; ++i)
+        if (!(nodes[i].action == actions[next + i])) return false;
+      next += count;
+      return true;
+    }
+  } decide{record.actions, next, already_checked, t, scratch};
+  PlanBuilder builder(t, *out, decide, record.actions.size());
   out->root = builder.build(root, {0, 1, 2}, 0);
   // A record with actions left over was not made for this plan.
   if (out->root < 0 || next != record.actions.size()) {

@@ -436,6 +436,52 @@ TEST_CASE("a plan record that does not replay is refused, and the search still f
   }
 }
 
+TEST_CASE("a replayed plan is its record's own, where the record's subtrees recur too") {
+  // A spec that recurs gets the subtree built for it first, copied, but only if the record's
+  // actions there are that subtree's. Change one action inside a recurring subtree to each
+  // other one its spec offers: a record that still replays must give a plan of exactly its
+  // own actions (a copy taken regardless would give the first subtree's).
+  const Target &t = host_target();
+  int replayed = 0;
+  for (const Spec &spec : {matmul_spec(97, 211, 300, false, false, false, 1, t.limits()),
+                           matmul_spec(40, 72, 33, false, false, false, 1, t.limits())}) {
+    InMemoryMemo memo;
+    Solver solver(t, memo);
+    Plan plan;
+    REQUIRE(build_plan(solver, spec, &plan));
+    const PlanRecord good = plan_record(plan);
+    // Each node's subtree size, and whether it lies in a subtree whose root recurs.
+    std::vector<size_t> size(plan.nodes.size(), 1);
+    for (size_t id = plan.nodes.size(); id-- > 0;)
+      for (int c : plan.nodes[id].children)
+        if (c >= 0) size[id] += size[static_cast<size_t>(c)];
+    std::vector<bool> in_recurring(plan.nodes.size(), false);
+    for (size_t r = 0; r < plan.nodes.size(); ++r)
+      for (size_t j = 0; j < r; ++j)
+        if (plan.nodes[j].action == plan.nodes[r].action &&
+            plan.nodes[j].spec == plan.nodes[r].spec) {
+          for (size_t i = r + 1; i < r + size[r]; ++i) in_recurring[i] = true;
+          break;
+        }
+    std::vector<Action> actions;
+    for (size_t i = 0; i < plan.nodes.size(); ++i) {
+      if (!in_recurring[i]) continue;
+      actions.clear();
+      enumerate_actions(plan.nodes[i].spec, t, actions);
+      for (const Action &a : actions) {
+        if (a == plan.nodes[i].action) continue;
+        PlanRecord changed = good;
+        changed.actions[i] = a;
+        Plan p;
+        if (!replay_plan(changed, spec, t, &p)) continue;
+        ++replayed;
+        CHECK(plan_record(p).actions == changed.actions);
+      }
+    }
+  }
+  CHECK(replayed > 0);  // the changes above do replay (18 of them when written)
+}
+
 TEST_CASE("a stored decision that does not apply is searched again, never used") {
   const Target &t = host_target();
   const Spec spec = matmul_spec(32, 32, 32, false, false, false, 1, t.limits());
