@@ -7,11 +7,17 @@
 //   dst(p, q, r) = p*strip*ext + q*strip + r         one panel = ext runs of `strip` floats
 //   src(p, q, r) = (p*strip + r)*sP + q*sQ
 //
-//   panel p (reg_count_outer) -> q (reg_count, unrolled by 4) -> run of `strip` floats:
-//     sP == 1 (copy along the panel): [ymm][ymm]..[xmm][s][s][s] from reg_src to reg_dst
-//     otherwise (transposing):         `strip` scalar loads at r*sP, stores at r
+//   group of panels (reg_count_outer) -> q (reg_count) -> each panel of the group -> run of
+//   `strip` floats:
+//     sP == 1 (copy along the panel): [ymm][ymm]..[xmm][s][s][s] from reg_src to reg_dst;
+//                                       a group is every full panel (up to 32), so each q
+//                                       reads one contiguous piece of a source row
+//     otherwise (transposing):         `strip` scalar loads at r*sP, stores at r; one panel
+//                                       per group, q unrolled by 4
 //
 //   temp(0), temp(1): data in flight
+#include <algorithm>
+
 #include "kernels/kernel_emitters.h"
 
 namespace tessel {
@@ -25,12 +31,21 @@ struct PackConfig {
   int64_t src_p = 0, src_q = 0;  // bytes per step along P and Q in src
   int64_t dst_q = 0, dst_panel = 0;
   bool contiguous = false;  // src consecutive along P
+  // q steps per loop iteration, for a single panel (a group of panels unrolls less).
   static constexpr int64_t kQUnroll = 4;
+  // Panels copied side by side when src is consecutive along P: each q then reads one run of
+  // up to 32 * strip floats of a source row instead of `strip` floats of each of ext rows
+  // in turn, which the hardware prefetchers follow (a column of runs a row apart they do not:
+  // its rows alias in L1 and sit on different pages). Measured on the 2-core Zen 3 VM (the
+  // same plans emitted both ways, interleaved): 32x768x3072 +14%, 512x768x3072 +3%, 1000^3
+  // +2%, 256^3 +2%.
+  static constexpr int64_t kMaxGroup = 32;
 };
 
-// Copies one run of `width` floats of a panel, at q displacement `u` (unrolled copies).
-void copy_run(PlanEmitter &e, const PackConfig &cfg, int64_t width, int64_t u) {
-  const int64_t src_at = u * cfg.src_q, dst_at = u * cfg.dst_q;
+// Copies one run of `width` floats of panel `g` of a group, at q displacement `u`.
+void copy_run(PlanEmitter &e, const PackConfig &cfg, int64_t width, int64_t u, int64_t g = 0) {
+  const int64_t src_at = u * cfg.src_q + g * cfg.strip * cfg.src_p;
+  const int64_t dst_at = u * cfg.dst_q + g * cfg.dst_panel;
   if (cfg.contiguous) {
     int64_t r = 0;
     for (; r + 8 <= width; r += 8) {
@@ -57,24 +72,31 @@ void copy_run(PlanEmitter &e, const PackConfig &cfg, int64_t width, int64_t u) {
   }
 }
 
-// All q of one panel of `width` valid floats; leaves reg_src/reg_dst on the next panel.
-void copy_panel(PlanEmitter &e, const PackConfig &cfg, int64_t width) {
-  const int64_t main = cfg.q_extent / PackConfig::kQUnroll;
-  const int64_t tail = cfg.q_extent % PackConfig::kQUnroll;
+// All q of `full` whole panels side by side, then a partial one of `partial` floats (if not
+// 0); leaves reg_src/reg_dst on the next panel.
+void copy_panels(PlanEmitter &e, const PackConfig &cfg, int64_t full, int64_t partial) {
+  const int64_t panels = full + (partial > 0 ? 1 : 0);
+  const int64_t unroll = std::max<int64_t>(1, PackConfig::kQUnroll / panels);
+  const int64_t main = cfg.q_extent / unroll;
+  const int64_t tail = cfg.q_extent % unroll;
+  auto one_q = [&](int64_t u) {
+    for (int64_t g = 0; g < full; ++g) copy_run(e, cfg, cfg.strip, u, g);
+    if (partial > 0) copy_run(e, cfg, partial, u, full);
+  };
   if (main > 0) {
     Xbyak::Label top;
     e.mov(e.reg_count, main);
     e.L(top);
-    for (int64_t u = 0; u < PackConfig::kQUnroll; ++u) copy_run(e, cfg, width, u);
-    e.add_imm(e.reg_src, PackConfig::kQUnroll * cfg.src_q);
-    e.add_imm(e.reg_dst, PackConfig::kQUnroll * cfg.dst_q);
+    for (int64_t u = 0; u < unroll; ++u) one_q(u);
+    e.add_imm(e.reg_src, unroll * cfg.src_q);
+    e.add_imm(e.reg_dst, unroll * cfg.dst_q);
     e.dec(e.reg_count);
     e.jnz(top);
   }
-  for (int64_t u = 0; u < tail; ++u) copy_run(e, cfg, width, u);
-  const int64_t q_done = main * PackConfig::kQUnroll;
-  e.add_imm(e.reg_src, cfg.strip * cfg.src_p - q_done * cfg.src_q);
-  e.add_imm(e.reg_dst, cfg.dst_panel - q_done * cfg.dst_q);
+  for (int64_t u = 0; u < tail; ++u) one_q(u);
+  const int64_t q_done = main * unroll;
+  e.add_imm(e.reg_src, panels * cfg.strip * cfg.src_p - q_done * cfg.src_q);
+  e.add_imm(e.reg_dst, panels * cfg.dst_panel - q_done * cfg.dst_q);
 }
 
 }  // namespace
@@ -103,17 +125,21 @@ void emit_pack_panels(PlanEmitter &e, const PlanNode &n) {
   if (!e.reserve_temps(2, "f32_pack")) return;
   e.load_origin(e.reg_src, n, 0);
   e.load_origin(e.reg_dst, n, 1);
-  if (cfg.full_panels > 1) {
+  // Copying along the panel, whole source rows at a time (up to kMaxGroup panels, the last
+  // group with the partial panel); transposing, one panel at a time.
+  const int64_t group = cfg.contiguous ? PackConfig::kMaxGroup : 1;
+  const int64_t groups = cfg.full_panels / group, rest = cfg.full_panels % group;
+  if (groups > 1) {
     Xbyak::Label top;
-    e.mov(e.reg_count_outer, cfg.full_panels);
+    e.mov(e.reg_count_outer, groups);
     e.L(top);
-    copy_panel(e, cfg, cfg.strip);
+    copy_panels(e, cfg, group, 0);
     e.dec(e.reg_count_outer);
     e.jnz(top);
-  } else if (cfg.full_panels == 1) {
-    copy_panel(e, cfg, cfg.strip);
+  } else if (groups == 1) {
+    copy_panels(e, cfg, group, 0);
   }
-  if (cfg.last_width > 0) copy_panel(e, cfg, cfg.last_width);
+  if (rest > 0 || cfg.last_width > 0) copy_panels(e, cfg, rest, cfg.last_width);
 }
 
 }  // namespace tessel

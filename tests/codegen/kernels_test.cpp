@@ -86,4 +86,40 @@ TEST_CASE("codegen: every catalogue kernel is emitted correctly across its edge 
                   "kernel never exercised: " << std::string(kernel_name(KernelId(i))));
 }
 
+TEST_CASE("codegen: packing copies whole source rows of up to 32 panels, then the rest") {
+  // A copy along the panels reads each source row across up to 32 panels at a time; widths
+  // around one group (32 panels of B, 16 wide; of A, 6 high), several groups, a remainder
+  // and a partial last panel. Transposed sources go one panel at a time. Each pack is forced
+  // at the root, and the whole plan is checked against the interpreter and the reference.
+  Solver &solver = test::shared_solver();
+  const Target &target = solver.target();
+  std::mt19937_64 rng(21);
+  int packs = 0;
+  auto run = [&](int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, int operand) {
+    const test::JitCase c{m, n, k, trans_a, trans_b, true, 1, 0.5f};
+    const Spec spec = matmul_spec(m, n, k, trans_a, trans_b, true, 1, target.limits());
+    std::vector<Action> actions;
+    enumerate_packs(canonical(spec), target, actions);
+    for (const Action &pack : actions) {
+      if (pack.a != operand || Level(pack.b) != Level::L2) continue;
+      test::ForcedMemo memo(solver, spec, pack);
+      REQUIRE(memo.solvable());
+      Solver forced(target, memo);
+      Plan plan;
+      const std::string r = test::run_jit_case(forced, c, rng, &plan);
+      CHECK_MESSAGE(r.empty(), to_string(pack) << ": " << r);
+      CHECK(plan.nodes[size_t(plan.root)].action == pack);
+      ++packs;
+    }
+  };
+  std::vector<int64_t> widths = {15, 16, 17, 511, 512, 513, 533, 1040};
+  if (test::kFullSweeps) widths.insert(widths.end(), {527, 1033});
+  for (int64_t n : widths)
+    for (bool trans_b : {false, true}) run(5, n, 12, false, trans_b, 1);
+  std::vector<int64_t> heights = {5, 6, 7, 191, 192, 193, 199, 390};
+  for (int64_t m : heights)
+    for (bool trans_a : {false, true}) run(m, 9, 12, trans_a, false, 0);
+  CHECK(packs >= 2 * int(widths.size() + heights.size()));
+}
+
 }  // namespace tessel
