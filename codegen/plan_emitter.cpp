@@ -445,7 +445,7 @@ void PlanEmitter::emit_alloc(int id) {
   const PlanTensor &t = plan_->tensors[static_cast<size_t>(nt)];
   TensorState &st = tensors_[static_cast<size_t>(nt)];
   if (t.role == PlanTensor::Role::Registers && outline_[static_cast<size_t>(id)] &&
-      !in_outlined_tile_) {
+      !tiles_in_place_) {
     emit_tile_call(id);
     return;
   }
@@ -565,11 +565,10 @@ void PlanEmitter::find_outlined_tiles() {
       if (n.cost.cycles >= kOutlineCycles) tiles_.push_back({id, memo_hash(n.spec)});
       continue;  // tiles do not nest
     }
-    for (size_t slot = 0; slot < n.children.size(); ++slot) {
-      const int64_t body_trips = n.trips - (n.children[2] >= 0 ? 1 : 0);
-      const bool runs = n.kind != NodeKind::Loop || slot != 0 || body_trips > 0;
-      if (n.children[slot] >= 0 && runs) pending.push_back(n.children[slot]);
-    }
+    // As emit_loop: a first iteration of its own, then the body for the rest.
+    const bool body_runs = n.kind != NodeKind::Loop || n.trips > (n.children[2] >= 0 ? 1 : 0);
+    for (size_t slot = 0; slot < n.children.size(); ++slot)
+      if (n.children[slot] >= 0 && (slot != 0 || body_runs)) pending.push_back(n.children[slot]);
   }
   // Tiles of one spec side by side, first occurrence first. Each joins the first kind of its
   // spec it is like (a spec's tiles may read buffers of different extents, say), or leads a
@@ -619,9 +618,9 @@ void PlanEmitter::emit_tile_call(int id) {
     if (tile.first != nullptr) callable &= same_input(st, tile.inputs[i]);
   }
   if (!callable) {
-    in_outlined_tile_ = true;
+    tiles_in_place_ = true;
     emit_alloc(id);
-    in_outlined_tile_ = false;
+    tiles_in_place_ = false;
     return;
   }
   if (tile.first == nullptr) {
@@ -631,17 +630,22 @@ void PlanEmitter::emit_tile_call(int id) {
       tile.inputs[i].disp = 0;
     }
   }
-  for (int16_t tid : record.inputs)
-    if (tid >= 0) add_imm(tensors_[static_cast<size_t>(tid)].reg, tensors_[tid].disp);
+  auto move_inputs = [&](int64_t sign) {
+    for (int16_t tid : record.inputs)
+      if (tid >= 0) {
+        const TensorState &st = tensors_[static_cast<size_t>(tid)];
+        add_imm(st.reg, sign * st.disp);
+      }
+  };
+  move_inputs(1);
   call(tile.label);
   ++tile_calls_;
-  for (int16_t tid : record.inputs)
-    if (tid >= 0) add_imm(tensors_[static_cast<size_t>(tid)].reg, -tensors_[tid].disp);
+  move_inputs(-1);
 }
 
 void PlanEmitter::emit_outlined_tiles() {
   // A body never calls another tile (tiles do not nest), so the list is final here.
-  in_outlined_tile_ = true;
+  tiles_in_place_ = true;
   set_frame_shift(8);
   for (OutlinedTile &tile : outlined_) {
     if (tile.first == nullptr) continue;  // every occurrence was emitted in place
@@ -654,7 +658,7 @@ void PlanEmitter::emit_outlined_tiles() {
     ++outlined_tiles_;
   }
   set_frame_shift(0);
-  in_outlined_tile_ = false;
+  tiles_in_place_ = false;
 }
 
 void PlanEmitter::prefetch_store_target(const PlanNode &alloc) {

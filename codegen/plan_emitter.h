@@ -190,7 +190,9 @@ class PlanEmitter : public EmitterBase {
   std::deque<OutlinedTile> outlined_;   // emitted after the body; cleared by emit()
   std::vector<TileRecord> tiles_;       // kept, with their storage, from plan to plan
   std::vector<int> pending_nodes_;
-  bool in_outlined_tile_ = false;  // emitting a subroutine's own body
+  // Register tiles are emitted in place, never called: inside a subroutine's own body, and at
+  // a call site whose inputs the subroutine cannot serve.
+  bool tiles_in_place_ = false;
   int outlined_tiles_ = 0, tile_calls_ = 0;
 };
 

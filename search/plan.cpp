@@ -339,8 +339,6 @@ bool replay_plan(const PlanRecord &record, const Spec &s, const Target &t, Plan 
   // most of a warm first call's time on a VM (~3 us each; 1000^3's plan is 64 KB).
   out->nodes.reserve(record.actions.size());
   out->tensors.reserve(record.actions.size() + 3);
-  size_t next = 0;
-  std::vector<Action> scratch;
   // Specs repeat inside a plan (1000^3: 398 nodes, 144 distinct specs) and checking an
   // action enumerates its kind: nodes already checked are found by memo_hash of their spec,
   // in an open-addressing table of node ids (+1; 0 = empty), and compared in full.
@@ -363,10 +361,10 @@ bool replay_plan(const PlanRecord &record, const Spec &s, const Target &t, Plan 
   // subtree takes as many actions, which must be its nodes' own (checked when first built).
   struct Decide {
     const std::vector<Action> &actions;
-    size_t &next;
     decltype(already_checked) &checked;
     const Target &t;
-    std::vector<Action> &scratch;
+    size_t next = 0;  // the record's next action
+    std::vector<Action> scratch;
     bool operator()(const Spec &spec, Action *action, Cost *, bool *costed) {
       if (next == actions.size()) return false;
       const Action &a = actions[next];
@@ -383,11 +381,11 @@ bool replay_plan(const PlanRecord &record, const Spec &s, const Target &t, Plan 
       next += count;
       return true;
     }
-  } decide{record.actions, next, already_checked, t, scratch};
+  } decide{record.actions, already_checked, t, 0, {}};
   PlanBuilder builder(t, *out, decide, record.actions.size());
   out->root = builder.build(root, {0, 1, 2}, 0);
   // A record with actions left over was not made for this plan.
-  if (out->root < 0 || next != record.actions.size()) {
+  if (out->root < 0 || decide.next != record.actions.size()) {
     *out = Plan{};
     return false;
   }
