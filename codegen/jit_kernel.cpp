@@ -36,7 +36,7 @@ bool emit_kernel(const EmitRequest &req, std::unique_ptr<JitKernel> *out, std::s
   }
   // The thread's buffer keeps the size earlier kernels needed; it grows when Xbyak reports it
   // full: plans differ a lot in how much straight-line code they unroll. 64 KiB holds every
-  // benchmark plan (the largest, 1000^3, emits 18 KiB).
+  // benchmark plan (the largest, 1000^3, emits 23 KiB).
   ThreadEmitter &thread = thread_emitter();
   struct Trim {
     CodeBuffer &buffer;
