@@ -99,6 +99,10 @@ void EmitterBase::xbyak_vmaskmovps(Vreg dst, Vreg mask, const Mem &src) {
   Xbyak::CodeGenerator::vmaskmovps(Xbyak::Ymm(dst), Xbyak::Ymm(mask), Xbyak::Address(src));
 }
 
+void EmitterBase::xbyak_vfmadd213ps(Vreg dst, Vreg a, const Mem &src) {
+  Xbyak::CodeGenerator::vfmadd213ps(Xbyak::Ymm(dst), Xbyak::Ymm(a), Xbyak::Address(src));
+}
+
 void EmitterBase::xbyak_vfmadd231ps(Vreg dst, Vreg a, Vreg b) {
   Xbyak::CodeGenerator::vfmadd231ps(Xbyak::Ymm(dst), Xbyak::Ymm(a), Xbyak::Ymm(b));
 }

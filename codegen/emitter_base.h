@@ -120,6 +120,7 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
   using Xbyak::CodeGenerator::dec;
   using Xbyak::CodeGenerator::prefetcht0;
   using Xbyak::CodeGenerator::vbroadcastss;
+  using Xbyak::CodeGenerator::vfmadd213ps;
   using Xbyak::CodeGenerator::vfmadd231ps;
   using Xbyak::CodeGenerator::vmaskmovps;
   using Xbyak::CodeGenerator::vmovss;
@@ -138,6 +139,10 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
   void vmaskmovps(Vreg dst, Vreg mask, const Mem &src) {
     if (!vex_memory(x86::kVmaskmovpsLoad, true, dst.idx, mask.idx, src))
       xbyak_vmaskmovps(dst, mask, src);
+  }
+  // dst = dst * a + src
+  void vfmadd213ps(Vreg dst, Vreg a, const Mem &src) {
+    if (!vex_memory(x86::kVfmadd213ps, true, dst.idx, a.idx, src)) xbyak_vfmadd213ps(dst, a, src);
   }
   void vfmadd231ps(Vreg dst, Vreg a, Vreg b) {
     if (!vex_registers(x86::kVfmadd231ps, true, dst.idx, a.idx, b.idx))
@@ -244,6 +249,7 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
   void xbyak_vmovss(const Mem &dst, const Xbyak::Xmm &src);
   void xbyak_vbroadcastss(const Xbyak::Xmm &dst, const Mem &src);
   void xbyak_vmaskmovps(Vreg dst, Vreg mask, const Mem &src);
+  void xbyak_vfmadd213ps(Vreg dst, Vreg a, const Mem &src);
   void xbyak_vfmadd231ps(Vreg dst, Vreg a, Vreg b);
   void xbyak_vmulps(Vreg dst, Vreg a, Vreg b);
   void xbyak_vxorps(Vreg dst, Vreg a, Vreg b);

@@ -45,6 +45,7 @@ constexpr VexOpcode kVxorps{1, 0, 0x57};
 constexpr VexOpcode kVmulps{1, 0, 0x59};
 constexpr VexOpcode kVbroadcastss{2, 1, 0x18};
 constexpr VexOpcode kVmaskmovpsLoad{2, 1, 0x2c};
+constexpr VexOpcode kVfmadd213ps{2, 1, 0xa8};
 constexpr VexOpcode kVfmadd231ps{2, 1, 0xb8};
 
 // The VEX prefix and opcode. `reg` is ModRM.reg, `vvvv` the extra source (0 when the form has

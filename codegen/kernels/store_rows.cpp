@@ -6,7 +6,14 @@
 //   tile row i:   ymm(i*nv) ... ymm(i*nv + nv - 1)
 //                    |              |  (last vector partial when n % 8 != 0)
 //   overwrite:    vmulps in place, store
-//   accumulate:   tmp = dst; tmp += tile * alpha (one FMA); store tmp
+//   accumulate:   tile = tile * alpha + dst (one FMA reading memory) for every vector, then
+//                 every store
+//
+// Accumulating reads the whole destination before writing any of it. Rows whose addresses
+// differ by a multiple of 4 KiB (a power-of-two ldc) look alike to the store-to-load
+// forwarding check, which compares the low address bits: a row's load right after the
+// previous row's store waits for that store. 1024^3 runs 3% faster this way (interleaved
+// runs of the same plan on Zen 3).
 //
 // A partial last vector is loaded with vmaskmovps but stored piece by piece (xmm, then 2 and
 // 1 floats): a masked 256-bit store costs ~14 cycles on Zen 3 (measured), the pieces ~3.
@@ -65,30 +72,28 @@ void emit_store_rows(PlanEmitter &e, const PlanNode &n) {
   const Vreg alpha = e.temp(0), tmp = e.temp(1), mask = e.temp(2);
   e.vbroadcastss(alpha, e.alpha_slot());
   if (cfg.edge && cfg.accumulate) e.load_edge_mask(mask, cfg.edge);
+  if (cfg.accumulate) {
+    for (int64_t i = 0; i < cfg.rows; ++i)
+      for (int v = 0; v < cfg.vectors; ++v) {
+        const Vreg acc = e.tile(static_cast<int>(i) * cfg.vectors + v);
+        const Mem at = e.element(n, 1, i, int64_t{v} * lanes);
+        if (cfg.edge && v == cfg.vectors - 1) {
+          e.vmaskmovps(tmp, mask, at);
+          e.vfmadd213ps(acc, alpha, tmp);
+        } else {
+          e.vfmadd213ps(acc, alpha, at);
+        }
+      }
+  } else {
+    for (int i = 0; i < cfg.rows * cfg.vectors; ++i) e.vmulps(e.tile(i), e.tile(i), alpha);
+  }
   for (int64_t i = 0; i < cfg.rows; ++i)
     for (int v = 0; v < cfg.vectors; ++v) {
       const Vreg acc = e.tile(static_cast<int>(i) * cfg.vectors + v);
-      const bool masked = cfg.edge && v == cfg.vectors - 1;
-      const Mem at = e.element(n, 1, i, int64_t{v} * lanes);
-      if (cfg.accumulate) {
-        if (masked) {
-          e.vmaskmovps(tmp, mask, at);
-        } else {
-          e.vmovups(tmp, at);
-        }
-        e.vfmadd231ps(tmp, acc, alpha);
-        if (masked) {
-          store_lanes(e, n, i, int64_t{v} * lanes, tmp, cfg.edge, tmp);
-        } else {
-          e.vmovups(e.element(n, 1, i, int64_t{v} * lanes), tmp);
-        }
+      if (cfg.edge && v == cfg.vectors - 1) {
+        store_lanes(e, n, i, int64_t{v} * lanes, acc, cfg.edge, tmp);
       } else {
-        e.vmulps(acc, acc, alpha);
-        if (masked) {
-          store_lanes(e, n, i, int64_t{v} * lanes, acc, cfg.edge, tmp);
-        } else {
-          e.vmovups(at, acc);
-        }
+        e.vmovups(e.element(n, 1, i, int64_t{v} * lanes), acc);
       }
     }
 }

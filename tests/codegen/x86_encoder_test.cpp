@@ -130,6 +130,11 @@ TEST_CASE("codegen: direct VEX memory forms equal Xbyak's bytes for every base a
               name("vmaskmovps", r, mask, base, disp),
               [&](EmitterBase &e) { e.vmaskmovps(Vreg{r}, Vreg{mask}, m); },
               [&](Xbyak::CodeGenerator &x) { x.vmaskmovps(Y(r), Y(mask), at(base, disp)); });
+        for (int a : {0, 7, 8, 15, (r + 5) % 16})
+          c.check(
+              name("vfmadd213ps load", r, a, base, disp),
+              [&](EmitterBase &e) { e.vfmadd213ps(Vreg{r}, Vreg{a}, m); },
+              [&](Xbyak::CodeGenerator &x) { x.vfmadd213ps(Y(r), Y(a), at(base, disp)); });
         // The Xbyak-typed overloads, ymm and xmm.
         c.check(
             name("vmovups ymm load", r, base, -1, disp),
