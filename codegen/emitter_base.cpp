@@ -1,5 +1,6 @@
 #include "emitter_base.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "jit_kernel.h"
@@ -24,6 +25,7 @@ void EmitterBase::restart(uint8_t *buffer, size_t capacity) {
   maxSize_ = capacity;
   frame_bytes_ = 0;
   frame_shift_ = 0;
+  saved_registers_ = 0;
   failure_.clear();
 }
 
@@ -119,15 +121,18 @@ void EmitterBase::xbyak_prefetcht0(const Mem &m) {
   Xbyak::CodeGenerator::prefetcht0(Xbyak::Address(m));
 }
 
-void EmitterBase::preamble(int spill_slots) {
+void EmitterBase::preamble(const FrameNeeds &needs) {
   // Encoded directly, like the hot forms: it is the same dozen instructions in every kernel.
   const int rsp_idx = rsp.getIdx(), args = reg_a.getIdx(), scratch = reg_scratch.getIdx();
-  for (const Xbyak::Reg64 &r : kCalleeSaved)
-    put([&](uint8_t *p) { return x86::push(p, r.getIdx()); });
-  // Six pushes after the return address leave rsp 8 mod 16; an odd qword count realigns it
-  // (nothing here needs it, but a debugger or profiler walking the stack may).
-  int qwords = kSpillSlots / 8 + spill_slots;
-  if (qwords % 2 == 0) ++qwords;
+  static_assert(std::size(kCalleeSaved) == kSavedRegisters);
+  saved_registers_ = std::clamp(needs.saved_registers, 0, kSavedRegisters);
+  for (int i = 0; i < saved_registers_; ++i)
+    put([&](uint8_t *p) { return x86::push(p, kCalleeSaved[i].getIdx()); });
+  // The return address and the pushes leave rsp 8 mod 16 after an even number of pushes: the
+  // frame's qword count realigns it (nothing here needs it, but a debugger or profiler
+  // walking the stack may).
+  int qwords = kSpillSlots / 8 + needs.spill_slots;
+  if ((qwords + saved_registers_) % 2 == 0) ++qwords;
   frame_bytes_ = qwords * 8;
   put([&](uint8_t *p) { return x86::alu_imm(p, x86::kSub, rsp_idx, frame_bytes_); });
   auto load = [&](bool wide, int dst, size_t field) {
@@ -143,12 +148,16 @@ void EmitterBase::preamble(int spill_slots) {
   load(true, reg_c.getIdx(), offsetof(KernelArgs, c));
   load(false, scratch, offsetof(KernelArgs, alpha));
   store(false, kAlphaSlot);
-  load(true, scratch, offsetof(KernelArgs, workspace));
-  store(true, kWorkspaceSlot);
-  load(true, scratch, offsetof(KernelArgs, begin));
-  store(true, kBeginSlot);
-  load(true, scratch, offsetof(KernelArgs, end));
-  store(true, kEndSlot);
+  if (needs.workspace) {
+    load(true, scratch, offsetof(KernelArgs, workspace));
+    store(true, kWorkspaceSlot);
+  }
+  if (needs.range) {
+    load(true, scratch, offsetof(KernelArgs, begin));
+    store(true, kBeginSlot);
+    load(true, scratch, offsetof(KernelArgs, end));
+    store(true, kEndSlot);
+  }
   load(true, args, offsetof(KernelArgs, a));
 }
 
@@ -156,7 +165,7 @@ void EmitterBase::postamble() {
   // Dirty upper ymm halves would slow down the caller's SSE code.
   put([](uint8_t *p) { return x86::vzeroupper(p); });
   put([&](uint8_t *p) { return x86::alu_imm(p, x86::kAdd, rsp.getIdx(), frame_bytes_); });
-  for (int i = static_cast<int>(std::size(kCalleeSaved)) - 1; i >= 0; --i)
+  for (int i = saved_registers_ - 1; i >= 0; --i)
     put([&](uint8_t *p) { return x86::pop(p, kCalleeSaved[i].getIdx()); });
   put([](uint8_t *p) { return x86::ret(p); });
 }

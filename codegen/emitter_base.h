@@ -199,10 +199,22 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
   Xbyak::Address spill_slot(int i) { return qword[rsp + (frame_shift_ + kSpillSlots + 8 * i)]; }
 
  protected:
-  // Saves callee-saved registers, reserves the frame with `spill_slots` extra qwords, copies
-  // KernelArgs into reg_a/b/c and the frame.
-  void preamble(int spill_slots);
-  // Restores the frame and callee-saved registers, clears the upper ymm state, returns.
+  // What a function's body needs of its frame. A small kernel runs in tens of nanoseconds:
+  // saving registers it never touches and copying arguments it never reads would be a
+  // noticeable share of its call.
+  struct FrameNeeds {
+    int spill_slots = 0;  // extra qwords
+    // How many of the callee-saved rbx, rbp, r12, r13, r14, r15 (a prefix of that order) the
+    // body writes: the deeper loop counters come first, then the kernel temporaries.
+    int saved_registers = kSavedRegisters;
+    bool workspace = true;  // workspace_slot() is read
+    bool range = true;      // begin_slot() and end_slot() are read
+  };
+  static constexpr int kSavedRegisters = 6;
+  // Saves the callee-saved registers the body uses, reserves the frame, copies KernelArgs
+  // into reg_a/b/c and the frame slots the body reads (alpha always).
+  void preamble(const FrameNeeds &needs);
+  // Restores the frame and the saved registers, clears the upper ymm state, returns.
   void postamble();
   // Code of a local subroutine (called from the function's body) sees the frame this many
   // bytes higher: its return address sits below it.
@@ -260,6 +272,7 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
                        kSpillSlots = 80;
   int frame_bytes_ = 0;
   int frame_shift_ = 0;
+  int saved_registers_ = 0;
   std::string failure_;
 };
 

@@ -135,7 +135,7 @@ void PlanEmitter::emit_function() {
   compute_heights();
   if (failed()) return;
   find_outlined_tiles();
-  preamble(std::max(0, max_height_ - kCounterRegisters));
+  preamble(frame_needs());
   emit_node(plan_->root);
   postamble();
   emit_outlined_tiles();
@@ -145,6 +145,30 @@ void PlanEmitter::emit_function() {
   std::memset(table, 0xff, kLanes * 4);
   std::memset(table + kLanes * 4, 0, kLanes * 4);
   data(table, sizeof table);
+}
+
+EmitterBase::FrameNeeds PlanEmitter::frame_needs() const {
+  FrameNeeds needs;
+  needs.spill_slots = std::max(0, max_height_ - kCounterRegisters);
+  bool temporaries = false, grid = false, buffers = false;
+  for (const PlanNode &n : plan_->nodes) {
+    grid = grid || n.kind == NodeKind::Grid;
+    temporaries =
+        temporaries || (n.kind == NodeKind::Kernel && kernel_writes_temporaries(n.kernel));
+  }
+  for (const PlanTensor &t : plan_->tensors)
+    buffers = buffers || t.role == PlanTensor::Role::Buffer;
+  // Loops of height 3, 4 and 5 count in rbx, rbp and r12; the temporaries (a grid's too) are
+  // r13..r15, last in the saving order, so they take all six.
+  constexpr int kCallerSavedCounters = 2;  // r10, r11
+  needs.saved_registers =
+      temporaries || grid
+          ? kSavedRegisters
+          : std::clamp(std::min(max_height_, kCounterRegisters) - kCallerSavedCounters, 0,
+                       kCounterRegisters - kCallerSavedCounters);
+  needs.workspace = buffers;
+  needs.range = grid;
+  return needs;
 }
 
 void PlanEmitter::emit_node(int id) {

@@ -136,6 +136,8 @@ class PlanEmitter : public EmitterBase {
 
   void emit_function();
   void compute_heights();
+  // The preamble's share of the work: registers, spill slots and arguments the plan uses.
+  FrameNeeds frame_needs() const;
   void emit_node(int id);
   void emit_loop(int id);
   void emit_parallel_grid(int id);

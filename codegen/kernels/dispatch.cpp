@@ -32,4 +32,20 @@ void emit_catalogue_kernel(PlanEmitter &e, const PlanNode &n) {
   e.fail("codegen: kernel id outside the catalogue");
 }
 
+bool kernel_writes_temporaries(KernelId id) {
+  switch (id) {
+    case KernelId::FmaBroadcast:
+    case KernelId::FmaScalar:
+    case KernelId::FmaDot:
+    case KernelId::ZeroRegisters:
+    case KernelId::StoreRows:
+    case KernelId::StoreDot:
+      return false;
+    case KernelId::ZeroMemory:
+    case KernelId::PackPanels:
+      return true;
+  }
+  return true;
+}
+
 }  // namespace tessel

@@ -18,5 +18,8 @@ void emit_pack_panels(PlanEmitter &e, const PlanNode &n);
 
 // The switch over KernelId (no default: -Werror=switch catches a kernel without emitter).
 void emit_catalogue_kernel(PlanEmitter &e, const PlanNode &n);
+// Whether the kernel's emitter writes the temporaries reg_src, reg_dst or reg_count_outer,
+// which the function must then save (they are callee-saved).
+bool kernel_writes_temporaries(KernelId id);
 
 }  // namespace tessel

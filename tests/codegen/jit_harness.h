@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <xbyak/xbyak.h>
+
 #include "interpreter.h"
 #include "jit_kernel.h"
 #include "memo.h"
@@ -111,13 +113,55 @@ struct AlignedFree {
   void operator()(void *p) const { std::free(p); }
 };
 
+// Calls a kernel with each callee-saved register of the System V ABI (rbx, rbp, r12..r15)
+// holding a known value, and tells whether the kernel gave every one back (rsp it must, or
+// the probe could not return). Kernels save only the registers they use: this catches one
+// that uses more.
+class AbiProbe : public Xbyak::CodeGenerator {
+ public:
+  AbiProbe() : Xbyak::CodeGenerator(4096, Xbyak::DontSetProtectRWE) {
+    const Xbyak::Reg64 saved[] = {rbx, rbp, r12, r13, r14, r15};
+    for (const Xbyak::Reg64 &r : saved) push(r);
+    sub(rsp, 8);    // the return address and six pushes: 8 more align the call
+    mov(rax, rdi);  // the kernel
+    mov(rdi, rsi);  // its arguments
+    for (int i = 0; i < 6; ++i) mov(saved[i], kMarker + uint64_t(i));
+    call(rax);
+    xor_(eax, eax);  // rax |= marker ^ register, for each
+    for (int i = 0; i < 6; ++i) {
+      mov(rcx, kMarker + uint64_t(i));
+      xor_(rcx, saved[i]);
+      or_(rax, rcx);
+    }
+    add(rsp, 8);
+    for (int i = 5; i >= 0; --i) pop(saved[i]);
+    ret();
+    ready_ = setProtectModeRE(false) && Xbyak::GetError() == 0;
+  }
+  // True when the kernel ran and left every callee-saved register as it found it.
+  bool run(const JitKernel &jit, KernelArgs *args) const {
+    REQUIRE(ready_);
+    return getCode<uint64_t (*)(KernelFn, KernelArgs *)>()(jit.fn(), args) == 0;
+  }
+
+ private:
+  static constexpr uint64_t kMarker = 0x5ca1ab1e00c0ffeeull;
+  bool ready_ = false;
+};
+
+// Runs a kernel through one process-wide AbiProbe.
+inline bool call_preserving_registers(const JitKernel &jit, KernelArgs *args) {
+  static const AbiProbe probe;
+  return probe.run(jit, args);
+}
+
 // Runs the kernel over iteration ranges split at `splits` (parallel roots), or once.
 using RangeRunner = void (*)(const JitKernel &, KernelArgs);
 
 inline void run_whole(const JitKernel &jit, KernelArgs args) {
   args.begin = 0;
   args.end = jit.parallel_iterations();
-  jit.fn()(&args);
+  CHECK_MESSAGE(call_preserving_registers(jit, &args), "a callee-saved register changed");
 }
 
 // Returns an empty string on success, else what went wrong (with the plan).
@@ -170,20 +214,22 @@ inline std::string run_jit_case(Solver &solver, const JitCase &c, std::mt19937_6
   args.c = got.data() + kGuard;
   args.alpha = c.alpha;
   args.workspace = ws.get();
+  bool registers_kept = true;
   if (jit->parallel_iterations() > 0 && !splits.empty()) {
     int64_t begin = 0;
     for (int64_t s : splits) {
       args.begin = begin;
       args.end = s;
-      jit->fn()(&args);
+      registers_kept = call_preserving_registers(*jit, &args) && registers_kept;
       begin = s;
     }
     args.begin = begin;
     args.end = jit->parallel_iterations();
-    jit->fn()(&args);
   } else {
-    run_whole(*jit, args);
+    args.begin = 0;
+    args.end = jit->parallel_iterations();
   }
+  registers_kept = call_preserving_registers(*jit, &args) && registers_kept;
 
   interpret(plan, MatmulArgs{a0.data() + kGuard, b0.data() + kGuard, interp.data() + kGuard, lda,
                              ldb, ldc, c.alpha});
@@ -197,6 +243,7 @@ inline std::string run_jit_case(Solver &solver, const JitCase &c, std::mt19937_6
         << format_plan(plan);
     return why.str();
   };
+  if (!registers_kept) return report("a callee-saved register changed");
   if (a != a0) return report("A was modified");
   if (b != b0) return report("B was modified");
   for (int64_t i = plan.workspace_bytes / 4; i < ws_floats; ++i)

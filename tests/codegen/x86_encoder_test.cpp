@@ -281,43 +281,56 @@ TEST_CASE("codegen: a direct jnz back to a loop's top equals Xbyak's label jump 
 
 TEST_CASE("codegen: the direct preamble and postamble equal Xbyak's") {
   // What EmitterBase wrote through Xbyak before, spelled out, for frames with and without
-  // spill slots (an imm8 and an imm32 frame size).
+  // spill slots (an imm8 and an imm32 frame size), saving some or all callee-saved registers,
+  // with and without the workspace and range arguments.
   struct Frame : EmitterBase {
     using EmitterBase::EmitterBase;
-    void function(int spills) {
-      preamble(spills);
+    using EmitterBase::FrameNeeds;
+    void function(const FrameNeeds &needs) {
+      preamble(needs);
       postamble();
     }
   };
-  for (int spills : {0, 1, 2, 5, 6, 7, 100}) {
-    Buffer fast_buffer = page_aligned(4096), ref_buffer = page_aligned(4096);
-    Frame fast(fast_buffer.get(), 4096);
-    fast.function(spills);
-    const std::string got(reinterpret_cast<const char *>(fast.getCode()), fast.getSize());
-    Xbyak::CodeGenerator x(4096, ref_buffer.get());
-    const Xbyak::Reg64 saved[] = {x.rbx, x.rbp, x.r12, x.r13, x.r14, x.r15};
-    for (const auto &r : saved) x.push(r);
-    int qwords = 10 + spills;
-    if (qwords % 2 == 0) ++qwords;
-    x.sub(x.rsp, qwords * 8);
-    x.mov(x.rsi, x.qword[x.rdi + 8]);
-    x.mov(x.rdx, x.qword[x.rdi + 16]);
-    x.mov(x.eax, x.dword[x.rdi + 24]);
-    x.mov(x.dword[x.rsp], x.eax);
-    x.mov(x.rax, x.qword[x.rdi + 32]);
-    x.mov(x.qword[x.rsp + 8], x.rax);
-    x.mov(x.rax, x.qword[x.rdi + 40]);
-    x.mov(x.qword[x.rsp + 16], x.rax);
-    x.mov(x.rax, x.qword[x.rdi + 48]);
-    x.mov(x.qword[x.rsp + 24], x.rax);
-    x.mov(x.rdi, x.qword[x.rdi]);
-    x.vzeroupper();
-    x.add(x.rsp, qwords * 8);
-    for (int i = 5; i >= 0; --i) x.pop(saved[i]);
-    x.ret();
-    const std::string want(reinterpret_cast<const char *>(x.getCode()), x.getSize());
-    CHECK_MESSAGE(got == want, spills << " spill slots");
-  }
+  for (int spills : {0, 1, 2, 5, 6, 7, 100})
+    for (int saved : {0, 1, 2, 3, 6})
+      for (int args = 0; args < 4; ++args) {
+        Frame::FrameNeeds needs;
+        needs.spill_slots = spills;
+        needs.saved_registers = saved;
+        needs.workspace = args & 1;
+        needs.range = args & 2;
+        Buffer fast_buffer = page_aligned(4096), ref_buffer = page_aligned(4096);
+        Frame fast(fast_buffer.get(), 4096);
+        fast.function(needs);
+        const std::string got(reinterpret_cast<const char *>(fast.getCode()), fast.getSize());
+        Xbyak::CodeGenerator x(4096, ref_buffer.get());
+        const Xbyak::Reg64 callee_saved[] = {x.rbx, x.rbp, x.r12, x.r13, x.r14, x.r15};
+        for (int i = 0; i < saved; ++i) x.push(callee_saved[i]);
+        int qwords = 10 + spills;
+        if ((qwords + saved) % 2 == 0) ++qwords;  // rsp 16-byte aligned in the body
+        x.sub(x.rsp, qwords * 8);
+        x.mov(x.rsi, x.qword[x.rdi + 8]);
+        x.mov(x.rdx, x.qword[x.rdi + 16]);
+        x.mov(x.eax, x.dword[x.rdi + 24]);
+        x.mov(x.dword[x.rsp], x.eax);
+        if (needs.workspace) {
+          x.mov(x.rax, x.qword[x.rdi + 32]);
+          x.mov(x.qword[x.rsp + 8], x.rax);
+        }
+        if (needs.range) {
+          x.mov(x.rax, x.qword[x.rdi + 40]);
+          x.mov(x.qword[x.rsp + 16], x.rax);
+          x.mov(x.rax, x.qword[x.rdi + 48]);
+          x.mov(x.qword[x.rsp + 24], x.rax);
+        }
+        x.mov(x.rdi, x.qword[x.rdi]);
+        x.vzeroupper();
+        x.add(x.rsp, qwords * 8);
+        for (int i = saved - 1; i >= 0; --i) x.pop(callee_saved[i]);
+        x.ret();
+        const std::string want(reinterpret_cast<const char *>(x.getCode()), x.getSize());
+        CHECK_MESSAGE(got == want, spills << " spill slots, " << saved << " saved, args " << args);
+      }
 }
 
 TEST_CASE("codegen: data() writes a table as Xbyak's dd() would") {
