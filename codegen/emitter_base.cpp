@@ -122,15 +122,15 @@ void EmitterBase::xbyak_prefetcht0(const Mem &m) {
 }
 
 void EmitterBase::preamble(const FrameNeeds &needs) {
-  // Encoded directly, like the hot forms: it is the same dozen instructions in every kernel.
+  // Encoded directly, like the hot forms: every kernel has one.
   const int rsp_idx = rsp.getIdx(), args = reg_a.getIdx(), scratch = reg_scratch.getIdx();
   static_assert(std::size(kCalleeSaved) == kSavedRegisters);
   saved_registers_ = std::clamp(needs.saved_registers, 0, kSavedRegisters);
   for (int i = 0; i < saved_registers_; ++i)
     put([&](uint8_t *p) { return x86::push(p, kCalleeSaved[i].getIdx()); });
-  // The return address and the pushes leave rsp 8 mod 16 after an even number of pushes: the
-  // frame's qword count realigns it (nothing here needs it, but a debugger or profiler
-  // walking the stack may).
+  // rsp is 8 mod 16 on entry (the return address): pushes and frame together take an odd
+  // number of qwords to realign it (nothing here needs it, but a debugger or profiler walking
+  // the stack may).
   int qwords = kSpillSlots / 8 + needs.spill_slots;
   if ((qwords + saved_registers_) % 2 == 0) ++qwords;
   frame_bytes_ = qwords * 8;

@@ -161,11 +161,10 @@ EmitterBase::FrameNeeds PlanEmitter::frame_needs() const {
   // Loops of height 3, 4 and 5 count in rbx, rbp and r12; the temporaries (a grid's too) are
   // r13..r15, last in the saving order, so they take all six.
   constexpr int kCallerSavedCounters = 2;  // r10, r11
-  needs.saved_registers =
-      temporaries || grid
-          ? kSavedRegisters
-          : std::clamp(std::min(max_height_, kCounterRegisters) - kCallerSavedCounters, 0,
-                       kCounterRegisters - kCallerSavedCounters);
+  needs.saved_registers = temporaries || grid
+                              ? kSavedRegisters
+                              : std::clamp(max_height_ - kCallerSavedCounters, 0,
+                                           kCounterRegisters - kCallerSavedCounters);
   needs.workspace = buffers;
   needs.range = grid;
   return needs;
