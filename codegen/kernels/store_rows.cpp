@@ -12,7 +12,7 @@
 // Accumulating reads the whole destination before writing any of it. Rows whose addresses
 // differ by a multiple of 4 KiB (a power-of-two ldc) look alike to the store-to-load
 // forwarding check, which compares the low address bits: a row's load right after the
-// previous row's store waits for that store. 1024^3 runs 3% faster this way (interleaved
+// previous row's store waits for that store. 1024^3 runs 2-3% faster this way (interleaved
 // runs of the same plan on Zen 3).
 //
 // A partial last vector is loaded with vmaskmovps but stored piece by piece (xmm, then 2 and
