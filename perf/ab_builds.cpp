@@ -1,7 +1,7 @@
 // Two builds of libtessel in one process, timed in alternation: the way to see a change of a
 // few percent on a machine whose speed drifts by more than that from minute to minute.
 //
-//   ab_builds OLD.so NEW.so [--threads T] [--aligned] [--alpha A] M K N [M K N ...]
+//   ab_builds OLD.so NEW.so [--threads T] [--aligned] [--alpha A] [--beta B] M K N [M K N ...]
 //
 // Each library is loaded with dlopen(RTLD_LOCAL), so each keeps its own registry and
 // statics. Per shape: 201 rounds, each timing a batch of calls with one build then the
@@ -74,7 +74,7 @@ double median(std::vector<double> v) {
 int main(int argc, char **argv) {
   int threads = 1;
   bool aligned = false;
-  float alpha = 1.0f;
+  float alpha = 1.0f, beta = 0.0f;
   std::vector<int64_t> dims;
   std::vector<const char *> libraries;
   for (int i = 1; i < argc; ++i) {
@@ -82,6 +82,8 @@ int main(int argc, char **argv) {
       threads = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--alpha") && i + 1 < argc) {
       alpha = std::strtof(argv[++i], nullptr);
+    } else if (!std::strcmp(argv[i], "--beta") && i + 1 < argc) {
+      beta = std::strtof(argv[++i], nullptr);
     } else if (!std::strcmp(argv[i], "--aligned")) {
       aligned = true;
     } else if (libraries.size() < 2) {
@@ -91,9 +93,10 @@ int main(int argc, char **argv) {
     }
   }
   if (libraries.size() != 2 || dims.empty() || dims.size() % 3 != 0 || threads < 1) {
-    std::fprintf(
-        stderr, "usage: %s OLD.so NEW.so [--threads T] [--aligned] [--alpha A] M K N [M K N ...]\n",
-        argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s OLD.so NEW.so [--threads T] [--aligned] [--alpha A] [--beta B] M K N "
+                 "[M K N ...]\n",
+                 argv[0]);
     return 2;
   }
   setenv("TESSEL_DB", "off", 1);
@@ -121,7 +124,7 @@ int main(int argc, char **argv) {
       const auto t0 = std::chrono::steady_clock::now();
       for (int64_t i = 0; i < calls; ++i)
         build.sgemm(TESSEL_ROW_MAJOR, TESSEL_NO_TRANS, TESSEL_NO_TRANS, m, n, k, alpha, a.data, k,
-                    b.data, n, 0.0f, c.data, n);
+                    b.data, n, beta, c.data, n);
       return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0)
                  .count() /
              double(calls);

@@ -6,14 +6,14 @@
 //   tile row i:   ymm(i*nv) ... ymm(i*nv + nv - 1)
 //                    |              |  (last vector partial when n % 8 != 0)
 //   overwrite:    vmulps in place (skipped when alpha is exactly 1), store
-//   accumulate:   tile = tile * alpha + dst (one FMA reading memory) for every vector, then
-//                 every store
+//   accumulate:   tile = tile * alpha + dst (one FMA reading memory), then the store;
+//                 all the FMAs before any store when rows alias
 //
-// Accumulating reads the whole destination before writing any of it. Rows whose addresses
-// differ by a multiple of 4 KiB (a power-of-two ldc) look alike to the store-to-load
-// forwarding check, which compares the low address bits: a row's load right after the
-// previous row's store waits for that store. 1024^3 runs 2-3% faster this way (interleaved
-// runs of the same plan on Zen 3).
+// Rows a multiple of 4 KiB apart (ldc 1024 or 3072, say) look alike to the store-to-load
+// forwarding check, which compares the low address bits: a row's load right after another
+// row's store waits for that store. Such tiles read their whole destination before writing
+// any of it (1024^3 +2-3%, interleaved runs of the same plan on Zen 3); the others store
+// each vector as soon as it is ready (grouping them cost 32^3 and 64^3 with beta = 1 2-3%).
 //
 // A partial last vector is loaded with vmaskmovps but stored piece by piece (xmm, then 2 and
 // 1 floats): a masked 256-bit store costs ~14 cycles on Zen 3 (measured), the pieces ~3.
@@ -51,20 +51,39 @@ void store_lanes(PlanEmitter &e, const PlanNode &n, int64_t i, int64_t j, const 
   if (valid == 3) e.vextractps(e.element(n, 1, i, j + 2), part, 2);
 }
 
+// Stores vector v of tile row i.
+void store_vector(PlanEmitter &e, const PlanNode &n, const StoreRowsConfig &cfg, int64_t i, int v,
+                  Vreg tmp) {
+  const int64_t j = int64_t{v} * PlanEmitter::kLanes;
+  const Vreg acc = e.tile(static_cast<int>(i) * cfg.vectors + v);
+  if (cfg.edge && v == cfg.vectors - 1) {
+    store_lanes(e, n, i, j, acc, cfg.edge, tmp);
+  } else {
+    e.vmovups(e.element(n, 1, i, j), acc);
+  }
+}
+
 // Stores the tile row by row, each vector multiplied by `alpha` first when given.
 void store_tile(PlanEmitter &e, const PlanNode &n, const StoreRowsConfig &cfg, Vreg tmp,
                 const Vreg *alpha) {
-  const int lanes = PlanEmitter::kLanes;
   for (int64_t i = 0; i < cfg.rows; ++i)
     for (int v = 0; v < cfg.vectors; ++v) {
-      const Vreg acc = e.tile(static_cast<int>(i) * cfg.vectors + v);
-      if (alpha) e.vmulps(acc, acc, *alpha);
-      if (cfg.edge && v == cfg.vectors - 1) {
-        store_lanes(e, n, i, int64_t{v} * lanes, acc, cfg.edge, tmp);
-      } else {
-        e.vmovups(e.element(n, 1, i, int64_t{v} * lanes), acc);
+      if (alpha) {
+        const Vreg acc = e.tile(static_cast<int>(i) * cfg.vectors + v);
+        e.vmulps(acc, acc, *alpha);
       }
+      store_vector(e, n, cfg, i, v, tmp);
     }
+}
+
+// Whether two rows of the tile lie a multiple of 4 KiB apart: the store-to-load forwarding
+// check compares only the low 12 address bits, so a load of one waits for a store to the
+// other.
+bool rows_alias(const PlanEmitter &e, const PlanNode &n, const StoreRowsConfig &cfg) {
+  const int64_t row_bytes = e.element_bytes(n, 1, 1, 0);
+  for (int64_t d = 1; d < cfg.rows; ++d)
+    if (d * row_bytes % 4096 == 0) return true;
+  return false;
 }
 
 }  // namespace
@@ -91,18 +110,27 @@ void emit_store_rows(PlanEmitter &e, const PlanNode &n) {
   if (cfg.edge && cfg.accumulate) e.load_edge_mask(mask, cfg.edge);
   if (cfg.accumulate) {
     e.vbroadcastss(alpha, e.alpha_slot());
-    for (int64_t i = 0; i < cfg.rows; ++i)
-      for (int v = 0; v < cfg.vectors; ++v) {
-        const Vreg acc = e.tile(static_cast<int>(i) * cfg.vectors + v);
-        const Mem at = e.element(n, 1, i, int64_t{v} * lanes);
-        if (cfg.edge && v == cfg.vectors - 1) {
-          e.vmaskmovps(tmp, mask, at);
-          e.vfmadd213ps(acc, alpha, tmp);
-        } else {
-          e.vfmadd213ps(acc, alpha, at);
-        }
+    auto add_destination = [&](int64_t i, int v) {
+      const Vreg acc = e.tile(static_cast<int>(i) * cfg.vectors + v);
+      const Mem at = e.element(n, 1, i, int64_t{v} * lanes);
+      if (cfg.edge && v == cfg.vectors - 1) {
+        e.vmaskmovps(tmp, mask, at);
+        e.vfmadd213ps(acc, alpha, tmp);
+      } else {
+        e.vfmadd213ps(acc, alpha, at);
       }
-    store_tile(e, n, cfg, tmp, nullptr);
+    };
+    if (rows_alias(e, n, cfg)) {
+      for (int64_t i = 0; i < cfg.rows; ++i)
+        for (int v = 0; v < cfg.vectors; ++v) add_destination(i, v);
+      store_tile(e, n, cfg, tmp, nullptr);
+    } else {
+      for (int64_t i = 0; i < cfg.rows; ++i)
+        for (int v = 0; v < cfg.vectors; ++v) {
+          add_destination(i, v);
+          store_vector(e, n, cfg, i, v, tmp);
+        }
+    }
   } else {
     // Nearly every call has alpha = 1, whose float has one bit pattern: a branch the
     // predictor always gets right skips the multiplies (a 16^3 product's are 6% of its FMAs).
