@@ -83,6 +83,7 @@ struct JitCase {
   bool trans_a = false, trans_b = false, accumulate = false;
   int threads = 1;
   float alpha = 1;
+  int64_t ldc = 0;  // 0: n plus a random pad of 0-4
 };
 
 inline std::string describe(const JitCase &c) {
@@ -174,7 +175,7 @@ inline std::string run_jit_case(Solver &solver, const JitCase &c, std::mt19937_6
   if (plan_out != nullptr) *plan_out = plan;
   const int64_t lda = (c.trans_a ? c.m : c.k) + int64_t(rng() % 5);
   const int64_t ldb = (c.trans_b ? c.k : c.n) + int64_t(rng() % 5);
-  const int64_t ldc = c.n + int64_t(rng() % 5);
+  const int64_t ldc = c.ldc > 0 ? c.ldc : c.n + int64_t(rng() % 5);
   std::vector<float> a(size_t((c.trans_a ? c.k : c.m) * lda + 2 * kGuard));
   std::vector<float> b(size_t((c.trans_b ? c.n : c.k) * ldb + 2 * kGuard));
   std::vector<float> got(size_t(c.m * ldc + 2 * kGuard));

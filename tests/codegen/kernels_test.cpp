@@ -122,4 +122,20 @@ TEST_CASE("codegen: packing copies whole source rows of up to 32 panels, then th
   CHECK(packs >= 2 * int(widths.size() + heights.size()));
 }
 
+TEST_CASE("codegen: accumulating tiles whose C rows alias in the low 12 address bits") {
+  // Rows ldc = 1024 floats apart (4 KiB), or 2, 4 or 3 rows apart for 512, 256 and 3072, are
+  // read as a whole tile before any is written; the others row by row. Both orders, tiles
+  // with masked edges and several alphas, against the interpreter and the reference.
+  Solver &solver = test::shared_solver();
+  std::mt19937_64 rng(33);
+  for (int64_t ldc : {256, 512, 1024, 3072, 1000})
+    for (int64_t m : {2, 5, 6, 13})
+      for (int64_t n : {8, 13, 16, 24, 40})
+        for (float alpha : {1.0f, -1.0f, 0.5f}) {
+          const test::JitCase c{m, n, 9, false, false, true, 1, alpha, ldc};
+          const std::string r = test::run_jit_case(solver, c, rng);
+          CHECK_MESSAGE(r.empty(), r);
+        }
+}
+
 }  // namespace tessel
