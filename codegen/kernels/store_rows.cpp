@@ -120,17 +120,15 @@ void emit_store_rows(PlanEmitter &e, const PlanNode &n) {
         e.vfmadd213ps(acc, alpha, at);
       }
     };
-    if (rows_alias(e, n, cfg)) {
+    const bool read_first = rows_alias(e, n, cfg);
+    if (read_first)
       for (int64_t i = 0; i < cfg.rows; ++i)
         for (int v = 0; v < cfg.vectors; ++v) add_destination(i, v);
-      store_tile(e, n, cfg, tmp, nullptr);
-    } else {
-      for (int64_t i = 0; i < cfg.rows; ++i)
-        for (int v = 0; v < cfg.vectors; ++v) {
-          add_destination(i, v);
-          store_vector(e, n, cfg, i, v, tmp);
-        }
-    }
+    for (int64_t i = 0; i < cfg.rows; ++i)
+      for (int v = 0; v < cfg.vectors; ++v) {
+        if (!read_first) add_destination(i, v);
+        store_vector(e, n, cfg, i, v, tmp);
+      }
   } else {
     // Nearly every call has alpha = 1, whose float has one bit pattern: a branch the
     // predictor always gets right skips the multiplies (a 16^3 product's are 6% of its FMAs).
