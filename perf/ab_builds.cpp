@@ -9,7 +9,8 @@
 // the median of the per-round ratios old/new with its quartiles: above 1 means the new
 // build is faster. Operands sit 16 bytes past a page boundary, as big mallocs place them
 // (and as the peer benchmark's std::vectors do), unless --aligned. The memo database is off
-// (TESSEL_DB=off): this times kernels, not first calls.
+// (TESSEL_DB=off): this times kernels, not first calls. For an A/A check of the machine's
+// noise, give two copies of one library: dlopen loads one path only once.
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -32,6 +33,7 @@ using Sgemm = tessel_status (*)(tessel_layout, tessel_transpose, tessel_transpos
 using SetThreads = tessel_status (*)(int);
 
 struct Build {
+  void *handle = nullptr;
   Sgemm sgemm = nullptr;
 };
 
@@ -41,6 +43,7 @@ bool load(const char *path, int threads, Build *out) {
     std::fprintf(stderr, "ab_builds: %s\n", dlerror());
     return false;
   }
+  out->handle = handle;
   out->sgemm = reinterpret_cast<Sgemm>(dlsym(handle, "tessel_sgemm"));
   auto set_threads = reinterpret_cast<SetThreads>(dlsym(handle, "tessel_set_num_threads"));
   if (!out->sgemm || !set_threads) {
@@ -103,6 +106,10 @@ int main(int argc, char **argv) {
   Build builds[2];
   for (int b = 0; b < 2; ++b)
     if (!load(libraries[b], threads, &builds[b])) return 1;
+  if (builds[0].handle == builds[1].handle) {
+    std::fprintf(stderr, "ab_builds: both paths load the same file; compare two copies\n");
+    return 2;
+  }
   std::printf("| M | K | N | old ns/call | new ns/call | old/new (median of rounds) | q1 | q3 |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
   for (size_t s = 0; s < dims.size(); s += 3) {
