@@ -68,7 +68,7 @@ bool emit_kernel(const EmitRequest &req, std::unique_ptr<JitKernel> *out, std::s
     kernel->code_size_ = code.size;
     kernel->mapped_size_ = code.mapped;
     kernel->fn_ = reinterpret_cast<KernelFn>(code.code);
-    kernel->workspace_bytes_ = req.plan->workspace_bytes;
+    kernel->workspace_bytes_ = emitter.workspace_bytes();
     kernel->parallel_iterations_ = req.plan->grid_iterations();
     kernel->outlined_tiles_ = emitter.outlined_tiles();
     kernel->tile_calls_ = emitter.tile_calls();

@@ -108,6 +108,17 @@ void PlanEmitter::emit(const EmitRequest &req, uint8_t *buffer, size_t capacity)
   mask_table_ = nullptr;
 }
 
+namespace {
+
+// The C copy's row stride: whole lines, plus one so that its rows do not alias.
+int64_t c_copy_stride(int64_t cols) {
+  int64_t ld = (cols + 15) / 16 * 16 + 16;
+  if (ld * 4 % 4096 == 0) ld += 16;
+  return ld;
+}
+
+}  // namespace
+
 void PlanEmitter::emit_function() {
   if (plan_->root < 0 || static_cast<size_t>(plan_->root) >= plan_->nodes.size() ||
       plan_->tensors.size() < 3) {
@@ -134,6 +145,7 @@ void PlanEmitter::emit_function() {
   }
   compute_heights();
   if (failed()) return;
+  plan_c_copy();
   find_outlined_tiles();
   preamble(frame_needs());
   emit_node(plan_->root);
@@ -161,6 +173,10 @@ EmitterBase::FrameNeeds PlanEmitter::frame_needs() const {
   // Loops of height 3, 4 and 5 count in rbx, rbp and r12; the temporaries (a grid's too) are
   // r13..r15, last in the saving order, so they take all six.
   constexpr int kCallerSavedCounters = 2;  // r10, r11
+  if (c_copy_.active) {  // the copy loops use the temporaries and keep C's register aside
+    temporaries = buffers = true;
+    needs.spill_slots = c_copy_.slot + 1;
+  }
   needs.saved_registers = temporaries || grid
                               ? kSavedRegisters
                               : std::clamp(max_height_ - kCallerSavedCounters, 0,
@@ -168,6 +184,90 @@ EmitterBase::FrameNeeds PlanEmitter::frame_needs() const {
   needs.workspace = buffers;
   needs.range = grid;
   return needs;
+}
+
+void PlanEmitter::plan_c_copy() {
+  c_copy_ = CCopy{};
+  // Only rows a multiple of 4 KiB apart alias; a grid would need a copy per thread.
+  if (req_->ldc * 4 % 4096 != 0 || plan_->tensors.size() < 3) return;
+  for (const PlanNode &n : plan_->nodes)
+    if (n.kind == NodeKind::Grid) return;
+  c_copy_.active = true;
+  for (const PlanNode &n : plan_->nodes)
+    if (copies_c(n))
+      c_copy_.bytes =
+          std::max<int64_t>(c_copy_.bytes, n.spec.dims[0] * c_copy_stride(n.spec.dims[1]) * 4);
+  if (c_copy_.bytes == 0) {
+    c_copy_ = CCopy{};
+    return;
+  }
+  c_copy_.offset = (plan_->workspace_bytes + 63) / 64 * 64;
+  c_copy_.slot = std::max(0, max_height_ - kCounterRegisters);
+}
+
+bool PlanEmitter::copies_c(const PlanNode &n) const {
+  return c_copy_.active && n.kind == NodeKind::Stage && n.operand == 2 &&
+         n.spec.operand_count() == 3 && n.spec.operands[2].level == Level::GL &&
+         n.tensors[2] == 2 && n.spec.dims[0] > 1;
+}
+
+int64_t PlanEmitter::workspace_bytes() const {
+  return std::max(plan_->workspace_bytes, c_copy_.bytes > 0 ? c_copy_.offset + c_copy_.bytes : 0);
+}
+
+void PlanEmitter::emit_c_copy_stage(int id) {
+  const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
+  if (!tensors_[2].live || tile_registers_ != 0) {
+    fail("codegen: C copied inside a register tile");
+    return;
+  }
+  const TensorState user = tensors_[2];
+  const int64_t rows = n.spec.dims[0], cols = n.spec.dims[1], ld = c_copy_stride(cols);
+  mov(spill_slot(c_copy_.slot), user.reg);
+  if (n.spec.op == Op::MatmulAccum) {  // a Matmul below overwrites all of it first
+    lea(reg_src, mem(user.reg, user.disp));
+    mov(reg_dst, workspace_slot());
+    add_imm(reg_dst, c_copy_.offset);
+    copy_rows(rows, cols, user.ld, ld);
+  }
+  mov(user.reg, workspace_slot());
+  add_imm(user.reg, c_copy_.offset);
+  tensors_[2] = live_state(user.reg, ld, user.layout);
+  if (n.children[0] >= 0) emit_node(n.children[0]);
+  lea(reg_src, mem(user.reg, tensors_[2].disp));
+  mov(reg_dst, spill_slot(c_copy_.slot));
+  add_imm(reg_dst, user.disp);
+  copy_rows(rows, cols, ld, user.ld);
+  mov(user.reg, spill_slot(c_copy_.slot));
+  tensors_[2] = user;
+}
+
+void PlanEmitter::copy_rows(int64_t rows, int64_t cols, int64_t src_ld, int64_t dst_ld) {
+  if (!reserve_temps(1, "the C copy")) return;
+  const Vreg v = temp(0);
+  const Xbyak::Xmm x(v.idx);
+  const int64_t vectors = cols / kLanes, tail = cols % kLanes;
+  Xbyak::Label row_top, vector_top;
+  mov_imm(reg_count, rows);
+  L(row_top);
+  if (vectors > 0) {
+    mov_imm(reg_count_outer, vectors);
+    L(vector_top);
+    vmovups(v, mem(reg_src, 0));
+    vmovups(mem(reg_dst, 0), v);
+    add_imm(reg_src, 4 * kLanes);
+    add_imm(reg_dst, 4 * kLanes);
+    dec(reg_count_outer);
+    jnz(vector_top);
+  }
+  for (int64_t t = 0; t < tail; ++t) {
+    vmovss(x, mem(reg_src, 4 * t));
+    vmovss(mem(reg_dst, 4 * t), x);
+  }
+  add_imm(reg_src, 4 * (src_ld - vectors * kLanes));
+  add_imm(reg_dst, 4 * (dst_ld - vectors * kLanes));
+  dec(reg_count);
+  jnz(row_top);
 }
 
 void PlanEmitter::emit_node(int id) {
@@ -193,6 +293,10 @@ void PlanEmitter::emit_node(int id) {
       emit_alloc(id);
       return;
     case NodeKind::Stage: {
+      if (copies_c(n)) {
+        emit_c_copy_stage(id);
+        return;
+      }
       // Cache staging copies nothing; a tile staged from main memory is prefetched ahead.
       TensorState *st = nullptr;
       if (n.operand >= 0 && n.operand < n.spec.operand_count() &&
@@ -574,6 +678,9 @@ bool PlanEmitter::same_tile(TileRecord *a, TileRecord *b) const {
 void PlanEmitter::find_outlined_tiles() {
   outline_.assign(plan_->nodes.size(), 0);
   tiles_.clear();
+  // Tiles below the C copy see another stride of C than tiles elsewhere, and same_tile
+  // compares the user's.
+  if (c_copy_.active) return;
   // The register tiles emission will reach: a loop whose first iteration is all it runs
   // never emits its body.
   std::vector<int> &pending = pending_nodes_;

@@ -41,6 +41,9 @@ class PlanEmitter : public EmitterBase {
   // Of the last function: register tiles emitted as subroutines, and the calls to them.
   int outlined_tiles() const { return outlined_tiles_; }
   int tile_calls() const { return tile_calls_; }
+  // Workspace the function needs: its plan's buffers, then the C copy if any (see
+  // plan_c_copy).
+  int64_t workspace_bytes() const;
 
   // ---- for kernel emitters ----------------------------------------------------------------
   static constexpr int kLanes = 8;  // f32 lanes of a ymm register
@@ -136,6 +139,14 @@ class PlanEmitter : public EmitterBase {
 
   void emit_function();
   void compute_heights();
+  // A C tile staged from main memory whose rows lie a multiple of 4 KiB apart is accumulated
+  // in a workspace copy with a padded stride and written back once: in place, its lines fall
+  // in the L1 sets of every other operand that starts at the same page offset.
+  void plan_c_copy();
+  bool copies_c(const PlanNode &n) const;
+  void emit_c_copy_stage(int id);
+  // Copies rows x cols floats from reg_src to reg_dst (strides in elements).
+  void copy_rows(int64_t rows, int64_t cols, int64_t src_ld, int64_t dst_ld);
   // The preamble's share of the work: registers, spill slots and arguments the plan uses.
   FrameNeeds frame_needs() const;
   void emit_node(int id);
@@ -196,6 +207,12 @@ class PlanEmitter : public EmitterBase {
   // a call site whose inputs the subroutine cannot serve.
   bool tiles_in_place_ = false;
   int outlined_tiles_ = 0, tile_calls_ = 0;
+  struct CCopy {
+    bool active = false;  // the plan's C rows alias and a stage of C may copy
+    int64_t offset = 0;   // in the workspace, after the plan's buffers
+    int64_t bytes = 0;    // the biggest copy
+    int slot = 0;         // spill slot keeping C's register meanwhile
+  } c_copy_;
 };
 
 }  // namespace tessel

@@ -83,8 +83,17 @@ struct JitCase {
   bool trans_a = false, trans_b = false, accumulate = false;
   int threads = 1;
   float alpha = 1;
-  int64_t ldc = 0;  // 0: n plus a random pad of 0-4
+  int64_t ldc = 0;         // 0: n plus a random pad of 0-4
+  bool in_memory = false;  // A, B and C in main memory, as operands too big for L3 are
 };
+
+inline Spec case_spec(const Solver &solver, const JitCase &c) {
+  Spec s = matmul_spec(c.m, c.n, c.k, c.trans_a, c.trans_b, c.accumulate, c.threads,
+                       solver.target().limits());
+  if (c.in_memory)
+    for (int i = 0; i < 3; ++i) s.operands[size_t(i)].level = Level::GL;
+  return canonical(s);
+}
 
 inline std::string describe(const JitCase &c) {
   std::ostringstream os;
@@ -168,8 +177,7 @@ inline void run_whole(const JitKernel &jit, KernelArgs args) {
 // Returns an empty string on success, else what went wrong (with the plan).
 inline std::string run_jit_case(Solver &solver, const JitCase &c, std::mt19937_64 &rng,
                                 Plan *plan_out = nullptr, const std::vector<int64_t> &splits = {}) {
-  const Spec spec = matmul_spec(c.m, c.n, c.k, c.trans_a, c.trans_b, c.accumulate, c.threads,
-                                solver.target().limits());
+  const Spec spec = case_spec(solver, c);
   Plan plan;
   if (!build_plan(solver, spec, &plan)) return "unsolvable spec " + to_string(spec);
   if (plan_out != nullptr) *plan_out = plan;
@@ -203,7 +211,8 @@ inline std::string run_jit_case(Solver &solver, const JitCase &c, std::mt19937_6
   std::string error;
   if (!emit_kernel(req, &jit, &error)) return "emit failed: " + error + "\n" + format_plan(plan);
 
-  const int64_t ws_bytes = (plan.workspace_bytes + 4 * kGuard + 63) / 64 * 64 + 64;
+  // The kernel's workspace: its plan's buffers and anything the emitter adds (a C copy).
+  const int64_t ws_bytes = (jit->workspace_bytes() + 4 * kGuard + 63) / 64 * 64 + 64;
   std::unique_ptr<float, AlignedFree> ws(
       static_cast<float *>(std::aligned_alloc(64, size_t(ws_bytes))));
   const int64_t ws_floats = ws_bytes / 4;
@@ -247,7 +256,7 @@ inline std::string run_jit_case(Solver &solver, const JitCase &c, std::mt19937_6
   if (!registers_kept) return report("a callee-saved register changed");
   if (a != a0) return report("A was modified");
   if (b != b0) return report("B was modified");
-  for (int64_t i = plan.workspace_bytes / 4; i < ws_floats; ++i)
+  for (int64_t i = (jit->workspace_bytes() + 3) / 4; i < ws_floats; ++i)
     if (!is_canary(ws.get()[i])) return report("write past the workspace");
   const float tol = tolerance(c.k) * std::max(1.0f, std::abs(c.alpha));
   for (size_t p = 0; p < got.size(); ++p) {
