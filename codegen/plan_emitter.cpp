@@ -113,7 +113,7 @@ namespace {
 // The C copy's row stride: whole lines, plus one so that its rows do not alias.
 int64_t c_copy_stride(int64_t cols) {
   int64_t ld = (cols + 15) / 16 * 16 + 16;
-  if (ld * 4 % 4096 == 0) ld += 16;
+  if (ld * 4 % PlanEmitter::kAliasBytes == 0) ld += 16;
   return ld;
 }
 
@@ -189,7 +189,7 @@ EmitterBase::FrameNeeds PlanEmitter::frame_needs() const {
 void PlanEmitter::plan_c_copy() {
   c_copy_ = CCopy{};
   // Only rows a multiple of 4 KiB apart alias; a grid would need a copy per thread.
-  if (req_->ldc * 4 % 4096 != 0 || plan_->tensors.size() < 3) return;
+  if (req_->ldc * 4 % kAliasBytes != 0) return;
   for (const PlanNode &n : plan_->nodes)
     if (n.kind == NodeKind::Grid) return;
   c_copy_.active = true;
@@ -641,7 +641,7 @@ bool PlanEmitter::same_tile(TileRecord *a, TileRecord *b) const {
       return s.rows == t.rows && s.cols == t.cols && s.workspace_offset == t.workspace_offset &&
              s.bytes == t.bytes;
     // An input: code reads it through its register, layout and stride only (where its origin
-    // is, and what it streams, the call sites compare).
+    // is, what it streams, and the stride of a C copy around it, the call sites compare).
     if (input_count == a->inputs.size() || (x < 3 ? lds[x] : s.ext) != (y < 3 ? lds[y] : t.ext))
       return false;
     a->inputs[input_count] = static_cast<int16_t>(x);
@@ -678,9 +678,6 @@ bool PlanEmitter::same_tile(TileRecord *a, TileRecord *b) const {
 void PlanEmitter::find_outlined_tiles() {
   outline_.assign(plan_->nodes.size(), 0);
   tiles_.clear();
-  // Tiles below the C copy see another stride of C than tiles elsewhere, and same_tile
-  // compares the user's.
-  if (c_copy_.active) return;
   // The register tiles emission will reach: a loop whose first iteration is all it runs
   // never emits its body.
   std::vector<int> &pending = pending_nodes_;

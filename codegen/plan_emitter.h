@@ -48,6 +48,9 @@ class PlanEmitter : public EmitterBase {
   // ---- for kernel emitters ----------------------------------------------------------------
   static constexpr int kLanes = 8;  // f32 lanes of a ymm register
   static constexpr int kVectorRegisters = 16;
+  // Addresses a multiple of this apart share their L1 set and look alike to the
+  // store-to-load forwarding check (both use only the low address bits).
+  static constexpr int64_t kAliasBytes = 4096;
 
   const Plan &plan() const { return *plan_; }
   const PlanTensor &tensor(const PlanNode &n, int operand) const {

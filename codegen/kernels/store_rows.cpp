@@ -82,7 +82,7 @@ void store_tile(PlanEmitter &e, const PlanNode &n, const StoreRowsConfig &cfg, V
 bool rows_alias(const PlanEmitter &e, const PlanNode &n, const StoreRowsConfig &cfg) {
   const int64_t row_bytes = e.element_bytes(n, 1, 1, 0);
   for (int64_t d = 1; d < cfg.rows; ++d)
-    if (d * row_bytes % 4096 == 0) return true;
+    if (d * row_bytes % PlanEmitter::kAliasBytes == 0) return true;
   return false;
 }
 

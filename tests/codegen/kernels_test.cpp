@@ -139,20 +139,22 @@ TEST_CASE("codegen: accumulating tiles whose C rows alias in the low 12 address 
 }
 
 TEST_CASE("codegen: C staged from main memory with aliasing rows runs in a padded copy") {
-  // Operands in main memory and C staged into L2 at the root: with ldc a
-  // multiple of 1024 floats the emitter accumulates in a workspace copy of C with a padded
-  // stride and writes it back; with ldc = 1000 it works in place. Overwrite and accumulate,
-  // edges of every vector width, checked against the interpreter and the reference (and the
-  // workspace's canaries past the copy).
+  // Operands in main memory and C staged into L2 at the root: with ldc a multiple of 1024
+  // floats the emitter accumulates in a workspace copy of C with a padded stride and writes
+  // it back; with ldc = 1000 it works in place. Overwrite and accumulate, edges of every
+  // vector width, checked against the interpreter and the reference (and the workspace's
+  // canaries past the copy). At 13x300x64 the 6x16 tiles recur and are called as
+  // subroutines, whose bodies see C's padded stride.
   Solver &solver = test::shared_solver();
   const Target &target = solver.target();
   std::mt19937_64 rng(44);
-  int copies = 0;
+  int copies = 0, tile_calls = 0;
   for (int64_t ldc : {1024, 2048, 1000})
     for (int64_t m : {2, 7, 13})
       for (int64_t n : {5, 16, 37, 300})
         for (bool accumulate : {false, true}) {
-          const test::JitCase c{m,   n,   9, false, false, accumulate, 1, accumulate ? 0.5f : 1.0f,
+          const int64_t k = m == 13 && n == 300 ? 64 : 9;
+          const test::JitCase c{m,   n,   k, false, false, accumulate, 1, accumulate ? 0.5f : 1.0f,
                                 ldc, true};
           const Spec spec = test::case_spec(solver, c);
           REQUIRE(spec.c().level == Level::GL);
@@ -164,8 +166,16 @@ TEST_CASE("codegen: C staged from main memory with aliasing rows runs in a padde
           CHECK_MESSAGE(r.empty(), r);
           CHECK(plan.nodes[size_t(plan.root)].kind == NodeKind::Stage);
           copies += ldc % 1024 == 0;
+          if (ldc % 1024 == 0 && k == 64) {
+            std::unique_ptr<JitKernel> jit;
+            std::string error;
+            REQUIRE(emit_kernel({&plan, k, n, ldc, "copied"}, &jit, &error));
+            CHECK(jit->workspace_bytes() > plan.workspace_bytes);
+            tile_calls += jit->tile_calls();
+          }
         }
   CHECK(copies == 48);
+  CHECK(tile_calls > 0);
 }
 
 }  // namespace tessel
