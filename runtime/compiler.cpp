@@ -86,31 +86,29 @@ static void add_to_perf_map(const CompiledKernel &k, const std::string &name) {
   }
 }
 
-static Spec spec_of(const KernelKey &key) {
-  return matmul_spec(key.m, key.n, key.k, key.trans_a, key.trans_b, key.accumulate, key.threads,
-                     host_target().limits(), key.lda * 4, key.ldb * 4);
+static tessel_status plan_for(const KernelKey &key, Plan *out, int64_t *specs_solved) {
+  const Spec spec = matmul_spec(key.m, key.n, key.k, key.trans_a, key.trans_b, key.accumulate,
+                                key.threads, host_target().limits(), key.lda * 4, key.ldb * 4);
+  if (!search(spec, out, specs_solved))
+    return fail(TESSEL_NO_PLAN, "no plan fits the target for " + to_string(spec));
+  return TESSEL_OK;
 }
 
 tessel_status plan_of(const KernelKey &key, Plan *out) {
-  const Spec spec = spec_of(key);
   int64_t specs_solved = 0;
-  if (!search(spec, out, &specs_solved))
-    return fail(TESSEL_NO_PLAN, "no plan fits the target for " + to_string(spec));
-  return TESSEL_OK;
+  return plan_for(key, out, &specs_solved);
 }
 
 tessel_status compile(const KernelKey &key, std::shared_ptr<const CompiledKernel> *out) {
   using Clock = std::chrono::steady_clock;
   auto kernel = std::make_shared<CompiledKernel>();
   kernel->key = key;
-  const Spec spec = spec_of(key);
   // One plan per thread, refilled by every compile: its storage stays, and a large plan's
   // fresh pages were a tenth of a warm first call (1000^3: 16 pages at ~2 us each).
   static thread_local Plan plan;
   const auto t0 = Clock::now();
   int64_t specs_solved = 0;
-  if (!search(spec, &plan, &specs_solved))
-    return fail(TESSEL_NO_PLAN, "no plan fits the target for " + to_string(spec));
+  if (const tessel_status st = plan_for(key, &plan, &specs_solved); st != TESSEL_OK) return st;
   const auto t1 = Clock::now();
   const std::string name = kernel_name(key);
   std::string error;
@@ -130,7 +128,7 @@ tessel_status compile(const KernelKey &key, std::shared_ptr<const CompiledKernel
                  name.c_str(), kernel->search_seconds * 1e3, static_cast<long long>(specs_solved),
                  kernel->emit_seconds * 1e3, kernel->jit->code_size(),
                  kernel->jit->outlined_tiles(), kernel->jit->tile_calls(),
-                 static_cast<long long>(plan.workspace_bytes));
+                 static_cast<long long>(kernel->jit->workspace_bytes()));
   *out = std::move(kernel);
   return TESSEL_OK;
 }
