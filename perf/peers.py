@@ -7,8 +7,8 @@ For every shape, thread count and round, every library runs in its own fresh pro
 order that rotates from shape to shape (this machine is noisy: libraries are interleaved, not
 run one after the other). A library's number for a shape is the median over rounds of its
 per-process median GFLOP/s. Writes OUT_DIR/peers.csv (every measurement), OUT_DIR/peers.md
-(tables: GFLOP/s, tessel over the best peer, percent of the measured FMA peak or, for M = 1,
-of the bandwidth bound) and OUT_DIR/peers.png (gnuplot, when installed).
+(tables: GFLOP/s, tessel over the best peer, percent of the FMA peak or, for M = 1, of the
+bandwidth bound) and OUT_DIR/peers.png (gnuplot, when installed).
 """
 import argparse
 import math
@@ -73,11 +73,16 @@ def main():
     peak = float(run([os.path.join(args.bin, "fma_peak")], {}))
     bandwidth = {t: float(run([os.path.join(args.bin, "bandwidth"), str(t)], {}))
                  for t in thread_counts}
-    md.append(f"\nMeasured AVX2 FMA peak: {peak:.1f} GFLOP/s per core. Read bandwidth: " +
+    md.append(f"\nMeasured AVX2 FMA peak (quiet machine): {peak:.1f} GFLOP/s per core. Percent "
+              "of the FMA peak below is of the FMA loop run on as many cores right after each "
+              "tessel run (median over rounds): what the cores gave meanwhile. Read bandwidth: " +
               ", ".join(f"{bandwidth[t]:.1f} GB/s with {t} thread{'s' if t > 1 else ''}"
                         for t in thread_counts) + ".\n")
 
     rows = []  # (lib, threads, m, k, n, median, min, max, error)
+    # The FMA loop on t cores, run right after tessel each time: the peak those cores gave
+    # meanwhile (the machine's speed drifts by 10-30% from minute to minute).
+    loops = {}  # (t, shape) -> GFLOP/s
     for rnd in range(args.rounds):
         for t in thread_counts:
             for i, (m, k, n) in enumerate(shapes):
@@ -88,6 +93,9 @@ def main():
                     f = line.split(",")
                     rows.append((lib, t, m, k, n, float(f[5]), float(f[6]), float(f[7]),
                                  float(f[8])))
+                    if lib == "tessel":
+                        loops.setdefault((t, (m, k, n)), []).append(float(run(
+                            [os.path.join(args.bin, "fma_peak"), "--once", "0.1", str(t)], {})))
             print(f"round {rnd + 1}/{args.rounds} done", flush=True)
 
     with open(os.path.join(args.out, "peers.csv"), "w") as csv:
@@ -121,7 +129,7 @@ def main():
             if m == 1:  # reads all of B once: 2 flops per 4 bytes
                 bound, kind = bandwidth[t] / 2, "bandwidth"
             else:
-                bound, kind = peak * t, "FMA peak"
+                bound, kind = statistics.median(loops[(t, shape)]), "FMA peak"
             lo, hi = spread("tessel", t, shape)
             md.append(f"| {m} | {k} | {n} | " +
                       " | ".join(f"{values[l]:.1f}" for l in libs) +
