@@ -113,7 +113,7 @@ TEST_CASE("codegen: kernels emitted and freed by several threads at once") {
         std::vector<float> want(got.size());
         test::fill_random(a, rng);
         test::fill_random(b, rng);
-        std::vector<float> ws(size_t(plan.workspace_bytes / 4 + 16));
+        std::vector<float> ws(size_t(jit->workspace_bytes() / 4 + 16));
         KernelArgs args;
         args.a = a.data();
         args.b = b.data();

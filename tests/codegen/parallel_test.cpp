@@ -37,7 +37,7 @@ TEST_CASE("codegen: parallel roots run any split of their iteration range") {
       test::fill_random(whole, rng);
       std::vector<float> pieces = whole;
       std::unique_ptr<float, test::AlignedFree> ws(static_cast<float *>(
-          std::aligned_alloc(64, size_t((plan.workspace_bytes + 127) / 64 * 64))));
+          std::aligned_alloc(64, size_t((jit->workspace_bytes() + 127) / 64 * 64))));
       KernelArgs args;
       args.a = a.data();
       args.b = b.data();

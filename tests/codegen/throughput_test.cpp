@@ -27,7 +27,7 @@ TEST_CASE("codegen: throughput of emitted kernels (prints GFLOP/s)" * doctest::s
     test::fill_random(a, rng);
     test::fill_random(b, rng);
     std::unique_ptr<float, test::AlignedFree> ws(static_cast<float *>(
-        std::aligned_alloc(64, size_t((plan.workspace_bytes + 127) / 64 * 64))));
+        std::aligned_alloc(64, size_t((jit->workspace_bytes() + 127) / 64 * 64))));
     KernelArgs args;
     args.a = a.data();
     args.b = b.data();
