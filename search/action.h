@@ -19,7 +19,7 @@
 
 namespace tessel {
 
-constexpr int kActionOrderVersion = 2;
+constexpr int kActionOrderVersion = 3;
 
 enum class ActionKind : uint8_t {
   Serial,        // run a threads > 1 spec on one thread
@@ -27,7 +27,8 @@ enum class ActionKind : uint8_t {
   Tile,          // a = dim (m or n), size: serial loop over output tiles
   SplitK,        // size: loop over the reduction
   Stage,         // a = operand, b = level: bring a tile into a cache level (no copy)
-  Pack,          // a = operand, b = level, size = strip: copy into a packed buffer
+  Pack,          // a = operand, b = level, size = strip: copy into a packed buffer;
+                 // size2 = 1: panels along k (A's columns, B's rows) for dot tiles
   RegisterTile,  // a = LayoutKind (VecRows or VecDot): accumulate C in vector registers
   ZeroAccum,     // Matmul -> Zero(C); MatmulAccum
   Kernel,        // a = KernelId

@@ -22,7 +22,7 @@ std::string to_string(const Action &a) {
       return "stage " + std::to_string(a.a) + " " + level_name(Level(a.b));
     case ActionKind::Pack:
       return "pack " + std::to_string(a.a) + " " + level_name(Level(a.b)) + " " +
-             std::to_string(a.size);
+             std::to_string(a.size) + (a.size2 ? " along k" : "");
     case ActionKind::RegisterTile:
       return "register_tile " + to_string(Layout{LayoutKind(a.a), 0});
     case ActionKind::ZeroAccum:

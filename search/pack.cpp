@@ -1,9 +1,29 @@
 // Packing: copying A into h-row panels or B into w-column panels of a buffer at a cache
 // level, so the kernels read it contiguously and aligned. The copy is a Move sub-spec (the
 // prologue); the body then reads the buffer.
+//
+// When C is narrower than a vector, broadcast tiles leave most lanes idle (an edge one column
+// wide costs one FMA per row and k, as many as a full 8-column tile), while dot tiles
+// vectorize along k. Those need k contiguous in A and B; an operand that is not gets a second
+// packing, into panels of a vector's worth of k: A into column panels, B into row panels.
 #include "action.h"
 
 namespace tessel {
+namespace {
+
+constexpr int32_t kAlongK = 1;  // Action::size2 of a k-panel pack
+
+Layout packed_layout(const Action &a) {
+  const bool rows = (a.a == 0) != (a.size2 == kAlongK);
+  return rows ? panel_rows(a.size) : panel_cols(a.size);
+}
+
+bool k_contiguous(const Spec &s, int operand) {
+  const Layout l = s.operands[operand].layout;
+  return operand == 0 ? l.contiguous_axis1(2) : l.contiguous_axis0(2);
+}
+
+}  // namespace
 
 void enumerate_packs(const Spec &s, const Target &t, std::vector<Action> &out) {
   if (!s.is_matmul() || s.c().layout.is_register()) return;
@@ -13,22 +33,26 @@ void enumerate_packs(const Spec &s, const Target &t, std::vector<Action> &out) {
 void enumerate_packs(const Spec &s, const Target &t, const OperandFootprints &unpacked,
                      std::vector<Action> &out) {
   if (!s.is_matmul() || s.c().layout.is_register()) return;
+  const bool narrow_c = s.dims[1] < t.lanes;
   for (int operand = 0; operand < 2; ++operand) {
     const TensorSpec &ts = s.operands[operand];
     if (ts.layout.is_panel()) continue;
     const std::vector<int> &strips = operand == 0 ? t.panel_row_strips : t.panel_col_strips;
+    const bool k_panels = narrow_c && !k_contiguous(s, operand);
     for (Level level : {Level::L2, Level::L1}) {
       if (s.limits.bytes(level) == 0) continue;
-      for (int strip : strips) {
+      auto offer = [&](int strip, int32_t along) {
+        const Action a{ActionKind::Pack, static_cast<uint8_t>(operand), static_cast<uint8_t>(level),
+                       strip, along};
         Spec packed = s;
-        packed.operands[operand] = {level, operand == 0 ? panel_rows(strip) : panel_cols(strip)};
+        packed.operands[operand] = {level, packed_layout(a)};
         // The packed operand's footprint is its buffer's (the same at either level).
         OperandFootprints sizes = unpacked;
         sizes[operand] = t.footprint(packed.operands[operand], s.rows(operand), s.cols(operand));
-        if (fits_caches(packed, sizes))
-          out.push_back({ActionKind::Pack, static_cast<uint8_t>(operand),
-                         static_cast<uint8_t>(level), strip});
-      }
+        if (fits_caches(packed, sizes)) out.push_back(a);
+      };
+      for (int strip : strips) offer(strip, 0);
+      if (k_panels) offer(t.lanes, kAlongK);
     }
   }
 }
@@ -36,7 +60,7 @@ void enumerate_packs(const Spec &s, const Target &t, const OperandFootprints &un
 void expand_pack(const Spec &s, const Action &a, const Target &, Expansion &e) {
   e.node = NodeKind::Alloc;
   e.operand = a.a;
-  e.new_tensor = {Level(a.b), a.a == 0 ? panel_rows(a.size) : panel_cols(a.size)};
+  e.new_tensor = {Level(a.b), packed_layout(a)};
   e.alloc_bytes = buffer_elements(e.new_tensor.layout, s.rows(a.a), s.cols(a.a)) * 4;
   Spec move;
   move.op = Op::Move;

@@ -10,8 +10,10 @@ void enumerate_k_splits(const Spec &s, const Target &t, std::vector<Action> &out
   if (s.c().layout.is_register()) {
     // Inside a register tile the reduction only steps by what one multiply kernel consumes
     // (1 for broadcast tiles, a vector for dot tiles); unrolling is the emitter's business.
+    // Operands packed in panels along k (for dot tiles) take whole panels at a time.
     const int32_t step = s.c().layout.kind == LayoutKind::VecDot ? t.lanes : 1;
-    if (step < s.dims[2]) out.push_back({ActionKind::SplitK, 0, 0, step});
+    if (step < s.dims[2] && step % panel_step_multiple(s, 2) == 0)
+      out.push_back({ActionKind::SplitK, 0, 0, step});
     return;
   }
   // With A and B both in L1 a split only stores C more often for the same kernels: it is

@@ -122,6 +122,53 @@ TEST_CASE("codegen: packing copies whole source rows of up to 32 panels, then th
   CHECK(packs >= 2 * int(widths.size() + heights.size()));
 }
 
+TEST_CASE("codegen: C narrower than a vector packs operands along k for dot tiles") {
+  // Row-major B and column-major A are not contiguous along k; with fewer than 8 columns of C
+  // the search may copy them into panels of 8 k. Each such pack is forced at the root, over
+  // k from under one panel to several with a partial last one, and the whole plan is checked
+  // against the interpreter and the reference.
+  Solver &solver = test::shared_solver();
+  const Target &target = solver.target();
+  std::mt19937_64 rng(23);
+  int forced[2] = {0, 0};
+  for (int64_t n : {1, 2, 3, 7})
+    for (int64_t k : {1, 5, 8, 9, 16, 33, 130})
+      for (int64_t m : {1, 4, 13})
+        for (int t = 0; t < 4; ++t) {
+          const bool trans_a = t & 1, trans_b = t & 2, accumulate = (m + k) % 2 == 0;
+          const test::JitCase c{m, n, k, trans_a, trans_b, accumulate, 1, -0.5f};
+          const Spec spec = test::case_spec(solver, c);
+          std::vector<Action> actions;
+          enumerate_packs(spec, target, actions);
+          for (const Action &pack : actions) {
+            if (pack.size2 == 0) continue;
+            // Only an operand not already contiguous along k gets k-panels.
+            CHECK((pack.a == 0 ? trans_a : !trans_b));
+            test::ForcedMemo memo(solver, spec, pack);
+            REQUIRE(memo.solvable());
+            Solver with_pack(target, memo);
+            Plan plan;
+            const std::string r = test::run_jit_case(with_pack, c, rng, &plan);
+            CHECK_MESSAGE(r.empty(), to_string(pack) << ", " << test::describe(c) << ": " << r);
+            CHECK(plan.nodes[size_t(plan.root)].action == pack);
+            ++forced[pack.a];
+          }
+        }
+  CHECK(forced[0] > 50);
+  CHECK(forced[1] > 50);
+  // Unforced, a matrix-vector product with row-major B takes the dot tiles: one FMA per row
+  // and 8 k rather than one per row and k.
+  Plan plan;
+  REQUIRE(build_plan(solver, test::case_spec(solver, test::JitCase{64, 1, 64}), &plan));
+  bool k_panel = false, dot_tile = false;
+  for (const PlanNode &node : plan.nodes) {
+    k_panel |= node.action.kind == ActionKind::Pack && node.action.size2 != 0;
+    dot_tile |= node.action.kind == ActionKind::RegisterTile &&
+                LayoutKind(node.action.a) == LayoutKind::VecDot;
+  }
+  CHECK_MESSAGE((k_panel && dot_tile), format_plan(plan));
+}
+
 TEST_CASE("codegen: accumulating tiles whose C rows alias in the low 12 address bits") {
   // Rows ldc = 1024 floats apart (4 KiB), or 2, 4 or 3 rows apart for 512, 256 and 3072, are
   // read as a whole tile before any is written; the others row by row. Both orders, tiles
