@@ -50,7 +50,7 @@ TEST_CASE("spec keys distinguish every field the solver reads") {
   other.dims[2] = 31;
   CHECK(spec_key(other) != spec_key(base));
   other = base;
-  other.operands[0].level = Level::L2;
+  other.operands[0].level = Level::L1;
   CHECK(spec_key(other) != spec_key(base));
   other = base;
   other.operands[1].layout = panel_cols(16);
@@ -67,13 +67,15 @@ TEST_CASE("spec keys distinguish every field the solver reads") {
   CHECK(spec_from_key(spec_key(other)) == other);
 }
 
-TEST_CASE("user matrices are wide-strided from 2 KiB between stored rows") {
+TEST_CASE("user matrices are wide-strided from 512 bytes between stored rows") {
   const Target t = avx2_target(HostCaches{});
-  CHECK_FALSE(matmul_spec(8, 256, 256, false, false, false, 1, t.limits()).a().wide_stride);
-  CHECK(matmul_spec(8, 256, 512, false, false, false, 1, t.limits()).a().wide_stride);
-  CHECK(matmul_spec(8, 256, 16, false, false, false, 1, t.limits(), 4096).a().wide_stride);
+  CHECK_FALSE(matmul_spec(8, 256, 64, false, false, false, 1, t.limits()).a().wide_stride);
+  CHECK_FALSE(matmul_spec(8, 256, 127, false, false, false, 1, t.limits()).a().wide_stride);
+  CHECK(matmul_spec(8, 256, 128, false, false, false, 1, t.limits()).a().wide_stride);
+  CHECK(matmul_spec(8, 256, 16, false, false, false, 1, t.limits(), 512).a().wide_stride);
   CHECK(matmul_spec(600, 4, 16, true, false, false, 1, t.limits()).a().wide_stride);  // A^T
-  CHECK_FALSE(matmul_spec(8, 256, 256, false, false, false, 1, t.limits()).b().wide_stride);
+  CHECK_FALSE(matmul_spec(8, 100, 64, false, false, false, 1, t.limits()).b().wide_stride);
+  CHECK(matmul_spec(8, 128, 64, false, false, false, 1, t.limits()).b().wide_stride);
   Spec packed = matmul_spec(8, 256, 512, false, false, false, 1, t.limits());
   packed.operands[0].layout = panel_rows(6);
   CHECK_FALSE(canonical(packed).a().wide_stride);  // our buffers are never strided

@@ -73,16 +73,24 @@ const Target &host_target() {
   return t;
 }
 
-TEST_CASE("operands that fit the last-level cache together live there, larger ones in memory") {
+TEST_CASE("operands that fit a cache together live there, larger ones in memory") {
   const Target &t = host_target();
-  const Spec small = matmul_spec(256, 256, 256, false, false, false, 1, t.limits());
-  for (const TensorSpec &op : small.operands) CHECK(op.level == Level::L3);
+  const Spec mid = matmul_spec(256, 256, 256, false, false, false, 1, t.limits());
+  for (const TensorSpec &op : mid.operands) CHECK(op.level == Level::L3);
+  // 3 x 64 KiB fit the calling core's L2, which a call on two threads does not all run on;
+  // run serially it is on that core again.
+  const Spec small = matmul_spec(128, 128, 128, false, false, false, 1, t.limits());
+  for (const TensorSpec &op : small.operands) CHECK(op.level == Level::L2);
+  const Spec parallel = matmul_spec(128, 128, 128, false, false, false, 2, t.limits());
+  for (const TensorSpec &op : parallel.operands) CHECK(op.level == Level::L3);
+  const Expansion serial = expand(parallel, Action{ActionKind::Serial}, t);
+  CHECK(serial.children[0].spec == small);
   // 4096 x 65536 floats of B: 1 GiB, beyond any last-level cache.
   const Spec big = matmul_spec(1, 65536, 4096, false, false, false, 1, t.limits());
   for (const TensorSpec &op : big.operands) CHECK(op.level == Level::GL);
   MemoryLimits no_l3 = t.limits();
   no_l3.l3_kib = 0;
-  CHECK(matmul_spec(4, 4, 4, false, false, false, 1, no_l3).a().level == Level::GL);
+  CHECK(matmul_spec(256, 256, 256, false, false, false, 1, no_l3).a().level == Level::GL);
 }
 
 TEST_CASE("reading from memory: a few long rows at once cost least per line") {
