@@ -10,7 +10,9 @@
 // build is faster. Operands sit 16 bytes past a page boundary, as big mallocs place them
 // (and as the peer benchmark's std::vectors do), unless --aligned. The memo database is off
 // (TESSEL_DB=off): this times kernels, not first calls. For an A/A check of the machine's
-// noise, give two copies of one library: dlopen loads one path only once.
+// noise, give two copies of one library: dlopen loads one path only once. With --threads
+// above 1 the two builds share oneTBB's workers and the one loaded first is favoured (A/A at
+// 64^3: 0.84), so parallel plans are compared in separate processes instead.
 #include <dlfcn.h>
 
 #include <algorithm>
