@@ -3,6 +3,7 @@
 // beta in {0, 1, -1, 0.5}, NaN in C when beta = 0, guard canaries around C.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -140,6 +141,38 @@ TEST_CASE("seeded random problems 1001-1500 equal the reference") {
 }
 TEST_CASE("seeded random problems 1501-2000 equal the reference") {
   run_seeds(1501, 2000);
+}
+
+TEST_CASE("matrix-vector products with a contiguous vector equal the reference") {
+  // Both layouts, both forms of the vector, NaN in y with beta = 0 and accumulation.
+  std::mt19937_64 rng(31);
+  for (int64_t m : {1, 7, 64, 129})
+    for (int64_t k : {1, 8, 33, 300})
+      for (const bool row : {true, false})
+        for (const float beta : {0.0f, 0.5f}) {
+          std::vector<float> a(static_cast<size_t>(m * k)), v(static_cast<size_t>(k)),
+              y(static_cast<size_t>(m)), want(static_cast<size_t>(m));
+          tessel::test::fill_random(a, rng);
+          tessel::test::fill_random(v, rng);
+          tessel::test::fill_random(y, rng);
+          if (beta == 0) std::fill(y.begin(), y.end(), std::nanf(""));
+          for (int64_t i = 0; i < m; ++i) {
+            double sum = 0;
+            for (int64_t j = 0; j < k; ++j)
+              sum += double(a[size_t(row ? i * k + j : j * m + i)]) * v[size_t(j)];
+            want[size_t(i)] = float(sum) + (beta == 0 ? 0 : beta * y[size_t(i)]);
+          }
+          const tessel_status st =
+              row ? tessel_sgemm(TESSEL_ROW_MAJOR, TESSEL_NO_TRANS, TESSEL_NO_TRANS, m, 1, k, 1,
+                                 a.data(), k, v.data(), 1, beta, y.data(), 1)
+                  : tessel_sgemm(TESSEL_COL_MAJOR, TESSEL_NO_TRANS, TESSEL_NO_TRANS, m, 1, k, 1,
+                                 a.data(), m, v.data(), k, beta, y.data(), m);
+          REQUIRE(st == TESSEL_OK);
+          for (int64_t i = 0; i < m; ++i)
+            CHECK_MESSAGE(
+                std::fabs(y[size_t(i)] - want[size_t(i)]) <= tessel::test::tolerance(k) + 1e-5f,
+                m << "x" << k << (row ? " row" : " col") << " beta " << beta << " i " << i);
+        }
 }
 
 }  // namespace
