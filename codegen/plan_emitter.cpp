@@ -117,6 +117,12 @@ int64_t c_copy_stride(int64_t cols) {
   return ld;
 }
 
+// A stage of the user's C (several rows) from main memory: where a C copy may go.
+bool stages_user_c_from_memory(const PlanNode &n) {
+  return n.kind == NodeKind::Stage && n.operand == 2 && n.spec.operand_count() == 3 &&
+         n.spec.operands[2].level == Level::GL && n.tensors[2] == 2 && n.spec.dims[0] > 1;
+}
+
 }  // namespace
 
 void PlanEmitter::emit_function() {
@@ -173,7 +179,7 @@ EmitterBase::FrameNeeds PlanEmitter::frame_needs() const {
   // Loops of height 3, 4 and 5 count in rbx, rbp and r12; the temporaries (a grid's too) are
   // r13..r15, last in the saving order, so they take all six.
   constexpr int kCallerSavedCounters = 2;  // r10, r11
-  if (c_copy_.active) {  // the copy loops use the temporaries and keep C's register aside
+  if (c_copy_.bytes > 0) {  // the copy loops use the temporaries and keep C's register aside
     temporaries = buffers = true;
     needs.spill_slots = c_copy_.slot + 1;
   }
@@ -192,23 +198,16 @@ void PlanEmitter::plan_c_copy() {
   if (req_->ldc * 4 % kAliasBytes != 0) return;
   for (const PlanNode &n : plan_->nodes)
     if (n.kind == NodeKind::Grid) return;
-  c_copy_.active = true;
   for (const PlanNode &n : plan_->nodes)
-    if (copies_c(n))
+    if (stages_user_c_from_memory(n))
       c_copy_.bytes =
           std::max<int64_t>(c_copy_.bytes, n.spec.dims[0] * c_copy_stride(n.spec.dims[1]) * 4);
-  if (c_copy_.bytes == 0) {
-    c_copy_ = CCopy{};
-    return;
-  }
   c_copy_.offset = (plan_->workspace_bytes + 63) / 64 * 64;
   c_copy_.slot = std::max(0, max_height_ - kCounterRegisters);
 }
 
 bool PlanEmitter::copies_c(const PlanNode &n) const {
-  return c_copy_.active && n.kind == NodeKind::Stage && n.operand == 2 &&
-         n.spec.operand_count() == 3 && n.spec.operands[2].level == Level::GL &&
-         n.tensors[2] == 2 && n.spec.dims[0] > 1;
+  return c_copy_.bytes > 0 && stages_user_c_from_memory(n);
 }
 
 int64_t PlanEmitter::workspace_bytes() const {

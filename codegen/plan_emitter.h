@@ -211,10 +211,9 @@ class PlanEmitter : public EmitterBase {
   bool tiles_in_place_ = false;
   int outlined_tiles_ = 0, tile_calls_ = 0;
   struct CCopy {
-    bool active = false;  // the plan's C rows alias and a stage of C may copy
-    int64_t offset = 0;   // in the workspace, after the plan's buffers
-    int64_t bytes = 0;    // the biggest copy
-    int slot = 0;         // spill slot keeping C's register meanwhile
+    int64_t bytes = 0;   // the biggest copy; 0: C is never copied
+    int64_t offset = 0;  // in the workspace, after the plan's buffers
+    int slot = 0;        // spill slot keeping C's register meanwhile
   } c_copy_;
 };
 
