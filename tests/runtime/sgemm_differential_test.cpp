@@ -156,12 +156,10 @@ TEST_CASE("matrix-vector products with a contiguous vector equal the reference")
           tessel::test::fill_random(v, rng);
           tessel::test::fill_random(y, rng);
           if (beta == 0) std::fill(y.begin(), y.end(), std::nanf(""));
-          for (int64_t i = 0; i < m; ++i) {
-            double sum = 0;
-            for (int64_t j = 0; j < k; ++j)
-              sum += double(a[size_t(row ? i * k + j : j * m + i)]) * v[size_t(j)];
-            want[size_t(i)] = float(sum) + (beta == 0 ? 0 : beta * y[size_t(i)]);
-          }
+          // Column-major A is the row-major reference's transposed A.
+          want = y;
+          tessel::test::reference_sgemm(!row, false, m, 1, k, 1, a.data(), row ? k : m, v.data(), 1,
+                                        beta, want.data(), 1);
           const tessel_status st =
               row ? tessel_sgemm(TESSEL_ROW_MAJOR, TESSEL_NO_TRANS, TESSEL_NO_TRANS, m, 1, k, 1,
                                  a.data(), k, v.data(), 1, beta, y.data(), 1)
