@@ -5,7 +5,6 @@
 #include <bit>
 #include <cmath>
 #include <fstream>
-#include <map>
 #include <string>
 
 namespace tessel {
@@ -216,22 +215,49 @@ void Target::tabulate() {
   const TileSizes all = compute_tile_sizes(int64_t{1} << 31, true);
   tile_size_table_.assign(all.begin(), all.end());
   fma_cost_table_.clear();
+  // The best tile inside m x n is a minimum over tiles of at most m rows and at most
+  // ceil(n / lanes) vectors (broadcast) or min(n, vregs) columns (dot): prefix minima over
+  // rows and width give every entry at once. This runs at every process start (before the
+  // first call can replay a stored plan), so it is built in one pass rather than by asking
+  // compute_best_cycles_per_fma for each entry, which was 2.7M instructions.
+  const int64_t rows_max = vregs, width_max = vregs;
+  auto at = [&](int64_t r, int64_t w) { return static_cast<size_t>((r - 1) * width_max + w - 1); };
+  std::vector<double> broadcast[2], dot(static_cast<size_t>(rows_max * width_max), 1e30);
+  for (int in_loop = 0; in_loop < 2; ++in_loop) {
+    const double overhead = in_loop ? coef.loop_iteration : 0;
+    std::vector<double> &best = broadcast[in_loop];
+    best.assign(static_cast<size_t>(rows_max * width_max), 1e30);
+    for (int64_t r = 1; r <= rows_max; ++r)
+      for (int64_t v = 1; v <= width_max; ++v) {
+        double b = std::min(r > 1 ? best[at(r - 1, v)] : 1e30, v > 1 ? best[at(r, v - 1)] : 1e30);
+        if (r * v + v + 1 <= vregs) b = std::min(b, (tile_cycles(r, v) + overhead) / double(r * v));
+        best[at(r, v)] = b;
+      }
+  }
+  for (int64_t r = 1; r <= rows_max; ++r)
+    for (int64_t c = 1; c <= width_max; ++c) {
+      double b = std::min(r > 1 ? dot[at(r - 1, c)] : 1e30, c > 1 ? dot[at(r, c - 1)] : 1e30);
+      if (r * c + c + 1 <= vregs) b = std::min(b, tile_cycles(r, c) / double(r * c));
+      dot[at(r, c)] = b;
+    }
   std::vector<double> table;
-  // The best tile for m x n depends on n only through the vectors and the dot-tile columns
-  // it allows; computing each of those once makes this (paid at every process start) 4x
-  // cheaper.
-  std::map<std::array<int64_t, 4>, double> by_shape;
+  table.reserve(static_cast<size_t>(vregs * vregs * lanes * 2));
   for (int64_t m = 1; m <= vregs; ++m)
     for (int64_t n = 1; n <= vregs * lanes; ++n)
-      for (bool in_loop : {false, true}) {
-        const std::array<int64_t, 4> key{m, std::min<int64_t>((n + lanes - 1) / lanes, vregs),
-                                         std::min<int64_t>(n, vregs), in_loop};
-        auto it = by_shape.find(key);
-        if (it == by_shape.end())
-          it = by_shape.emplace(key, compute_best_cycles_per_fma(m, n, in_loop)).first;
-        table.push_back(it->second);
+      for (int in_loop = 0; in_loop < 2; ++in_loop) {
+        const int64_t vectors = std::min<int64_t>((n + lanes - 1) / lanes, vregs);
+        const int64_t columns = std::min<int64_t>(n, vregs);
+        const double best = std::min(broadcast[in_loop][at(m, vectors)], dot[at(m, columns)]);
+        table.push_back(best == 1e30 ? 1 / coef.fma_per_cycle : best);
       }
   fma_cost_table_ = std::move(table);
+}
+
+double Target::tile_cycles(int64_t rows, int64_t width) const {
+  // rows x width FMAs a step, issued fma_per_cycle at a time, no faster than one FMA's
+  // latency, and rows + width loads.
+  return std::max({double(rows * width) / coef.fma_per_cycle, coef.fma_latency,
+                   double(rows + width) / coef.loads_per_cycle});
 }
 
 double Target::compute_best_cycles_per_fma(int64_t m, int64_t n, bool in_loop) const {
@@ -242,21 +268,13 @@ double Target::compute_best_cycles_per_fma(int64_t m, int64_t n, bool in_loop) c
   const int64_t max_vectors = std::min<int64_t>((n + lanes - 1) / lanes, vregs);
   double best = 1e30;
   for (int64_t r = 1; r <= max_rows; ++r)
-    for (int64_t v = 1; v <= max_vectors && r * v + v + 1 <= vregs; ++v) {
-      const double fmas = double(r * v);
-      const double cycles = std::max(
-          {fmas / coef.fma_per_cycle, coef.fma_latency, double(r + v) / coef.loads_per_cycle});
-      best = std::min(best, (cycles + overhead) / fmas);
-    }
+    for (int64_t v = 1; v <= max_vectors && r * v + v + 1 <= vregs; ++v)
+      best = std::min(best, (tile_cycles(r, v) + overhead) / double(r * v));
   // A dot tile (its k loop may be absent, so no overhead is assumed) of r x c elements: r*c FMAs
   // per call, r + c loads.
   for (int64_t r = 1; r <= max_rows; ++r)
-    for (int64_t c = 1; c <= std::min<int64_t>(n, vregs) && r * c + c + 1 <= vregs; ++c) {
-      const double fmas = double(r * c);
-      const double cycles = std::max(
-          {fmas / coef.fma_per_cycle, coef.fma_latency, double(r + c) / coef.loads_per_cycle});
-      best = std::min(best, cycles / fmas);
-    }
+    for (int64_t c = 1; c <= std::min<int64_t>(n, vregs) && r * c + c + 1 <= vregs; ++c)
+      best = std::min(best, tile_cycles(r, c) / double(r * c));
   return best == 1e30 ? 1 / coef.fma_per_cycle : best;
 }
 

@@ -136,6 +136,9 @@ struct Target {
 
  private:
   double compute_best_cycles_per_fma(int64_t m, int64_t n, bool in_loop) const;
+  // Cycles of one k step of a register tile of rows x width FMAs (broadcast: width vectors;
+  // dot: width columns).
+  double tile_cycles(int64_t rows, int64_t width) const;
   TileSizes compute_tile_sizes(int64_t extent, bool output_dim) const;
   std::vector<double> fma_cost_table_;
   // Every output tile size for the largest extent: the list for an extent is its prefix of

@@ -68,6 +68,30 @@ TEST_CASE("tile sizes are the ascending union of powers of two and each base's r
   }
 }
 
+TEST_CASE("the tabulated best cycles per FMA equal the minimum over every tile that fits") {
+  Target tabulated = avx2_target(HostCaches{});
+  // Coefficients that make different tiles win (latency-bound, load-bound, loop-heavy).
+  for (int variant = 0; variant < 3; ++variant) {
+    if (variant == 1) tabulated.coef.fma_latency = 9;
+    if (variant == 2) {
+      tabulated.coef.loads_per_cycle = 1;
+      tabulated.coef.loop_iteration = 7;
+    }
+    tabulated.tabulate();
+    Target computed;  // never tabulated: each answer is a search over tiles
+    computed.lanes = tabulated.lanes;
+    computed.vregs = tabulated.vregs;
+    computed.coef = tabulated.coef;
+    for (int64_t m = 1; m <= tabulated.vregs + 3; ++m)
+      for (int64_t n = 1; n <= tabulated.vregs * tabulated.lanes + 9; ++n)
+        for (bool in_loop : {false, true}) {
+          INFO("variant " << variant << ", " << m << " x " << n << ", in loop " << in_loop);
+          CHECK(tabulated.best_cycles_per_fma(m, n, in_loop) ==
+                computed.best_cycles_per_fma(m, n, in_loop));
+        }
+  }
+}
+
 const Target &host_target() {
   static const Target t = avx2_target(read_host_caches());
   return t;
