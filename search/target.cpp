@@ -4,7 +4,6 @@
 #include <array>
 #include <bit>
 #include <cmath>
-#include <fstream>
 #include <string>
 
 namespace tessel {
@@ -18,37 +17,6 @@ const char *kernel_name(KernelId k) {
 #undef TESSEL_KERNEL_NAME
   }
   return "?";
-}
-
-static int64_t read_sysfs_size(const std::string &path) {
-  std::ifstream in(path);
-  std::string text;
-  if (!(in >> text) || text.empty()) return 0;
-  int64_t value = 0;
-  size_t pos = 0;
-  while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])))
-    value = value * 10 + (text[pos++] - '0');
-  if (pos < text.size() && (text[pos] == 'K' || text[pos] == 'k')) value *= 1024;
-  if (pos < text.size() && text[pos] == 'M') value *= 1024 * 1024;
-  return value;
-}
-
-HostCaches read_host_caches() {
-  HostCaches caches;
-  for (int index = 0; index < 8; ++index) {
-    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
-    std::ifstream level_in(dir + "/level"), type_in(dir + "/type");
-    int level = 0;
-    std::string type;
-    if (!(level_in >> level) || !(type_in >> type)) break;
-    if (type == "Instruction") continue;
-    const int64_t size = read_sysfs_size(dir + "/size");
-    if (size <= 0) continue;
-    if (level == 1) caches.l1_bytes = size;
-    if (level == 2) caches.l2_bytes = size;
-    if (level == 3) caches.l3_bytes = size;
-  }
-  return caches;
 }
 
 Target avx2_target(const HostCaches &caches) {

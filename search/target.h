@@ -19,7 +19,8 @@ struct HostCaches {
   int64_t l2_bytes = 1024 * 1024;
   int64_t l3_bytes = 32 * 1024 * 1024;
 };
-// Per-core data cache sizes from sysfs (Linux), each falling back to its default.
+// The data cache sizes of the calling core's L1 and L2 and of its L3 (host_caches.cpp), each
+// falling back to its default.
 HostCaches read_host_caches();
 
 // Affine cost coefficients, in core cycles.
