@@ -69,6 +69,25 @@ struct Statement {
   ~Statement() { sqlite3_finalize(st); }
 };
 
+// The fingerprint stored in the file: true with *found set when the meta table has one; false
+// with *why set otherwise (no such table, no row, or an error).
+bool stored_fingerprint(sqlite3 *db, std::string *found, std::string *why) {
+  Statement q;
+  if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE name = 'fingerprint';", -1, &q.st,
+                         nullptr) != SQLITE_OK) {
+    *why = sqlite3_errmsg(db);
+    return false;
+  }
+  const int rc = sqlite3_step(q.st);
+  if (rc != SQLITE_ROW) {
+    *why = rc == SQLITE_DONE ? "no fingerprint" : sqlite3_errmsg(db);
+    return false;
+  }
+  const auto *text = reinterpret_cast<const char *>(sqlite3_column_text(q.st, 0));
+  *found = text ? text : "";
+  return true;
+}
+
 }  // namespace
 
 std::unique_ptr<MemoStore> MemoStore::open(const std::string &path, Access access,
@@ -84,82 +103,94 @@ std::unique_ptr<MemoStore> MemoStore::open(const std::string &path, Access acces
     return nullptr;
   }
   sqlite3_busy_timeout(s->db_, kBusyTimeoutMs);
-  std::string why;
   s->exec("PRAGMA mmap_size=268435456;", nullptr);  // reads without a copy per page
+  std::string found, why;
+  // A file that already carries a fingerprint was set up by an earlier process: opening it
+  // only reads (a warm start's first call pays for every statement parsed here).
+  bool ready = stored_fingerprint(s->db_, &found, &why) && s->prepare_reads();
   if (access == Access::ReadWrite) {
-    // WAL: readers never block writers; NORMAL sync: a crash of the process (kill -9) loses
+    // NORMAL sync (a property of the connection): a crash of the process (kill -9) loses
     // nothing committed, only power loss may drop the last transactions (never corrupts).
-    // Switching a new file to WAL takes an exclusive lock that the busy timeout does not
-    // cover, so processes creating the database together retry.
-    bool ready = false;
-    for (int attempt = 0; attempt < 200 && !ready; ++attempt) {
-      int code = SQLITE_OK;
-      auto run = [&](const std::string &sql) {
-        if (s->exec(sql.c_str(), &why)) return true;
-        code = sqlite3_errcode(s->db_) & 0xff;
-        return false;
-      };
-      ready = run("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;") && run("BEGIN IMMEDIATE;");
-      if (ready &&
-          !(run(kSchema) &&
-            run("INSERT OR IGNORE INTO meta VALUES('fingerprint', '" + fingerprint + "');") &&
-            run("COMMIT;"))) {
-        s->exec("ROLLBACK;", nullptr);
-        ready = false;
+    s->exec("PRAGMA synchronous=NORMAL;", nullptr);
+    // Another program's file (a foreign fingerprint) is never written to.
+    if (!ready && (found.empty() || found == fingerprint)) {
+      if (!s->set_up(&why)) {
+        *error = path + ": " + why;
+        return nullptr;
       }
-      if (!ready && code != SQLITE_BUSY && code != SQLITE_LOCKED) break;
-      if (!ready) usleep(25000);
-    }
-    if (!ready) {
-      *error = path + ": " + why;
-      return nullptr;
+      if (!stored_fingerprint(s->db_, &found, &why)) {
+        *error = path + " is not a tessel memo database (" + why + ")";
+        return nullptr;
+      }
     }
   }
-  {
-    Statement q;
-    if (sqlite3_prepare_v2(s->db_, "SELECT value FROM meta WHERE name = 'fingerprint';", -1, &q.st,
-                           nullptr) != SQLITE_OK) {
-      *error = path + " is not a tessel memo database (" + sqlite3_errmsg(s->db_) + ")";
-      return nullptr;
-    }
-    const int rc = sqlite3_step(q.st);
-    if (rc != SQLITE_ROW) {
-      *error = path + " is not a tessel memo database (" +
-               (rc == SQLITE_DONE ? "no fingerprint" : sqlite3_errmsg(s->db_)) + ")";
-      return nullptr;
-    }
-    const auto *text = reinterpret_cast<const char *>(sqlite3_column_text(q.st, 0));
-    const std::string found = text ? text : "";
-    if (found != fingerprint) {
-      *error = path + " was made for another CPU or tessel version (" + found + "; this is " +
-               fingerprint + ")";
-      return nullptr;
-    }
+  if (found.empty()) {
+    *error = path + " is not a tessel memo database (" + why + ")";
+    return nullptr;
   }
-  auto prepare = [&](const char *sql, sqlite3_stmt **st) {
-    return sqlite3_prepare_v2(s->db_, sql, -1, st, nullptr) == SQLITE_OK;
-  };
-  const bool rw = access == Access::ReadWrite;
-  if (!prepare("SELECT data FROM blocks WHERE class_lo = ?1 AND class_hi = ?2 AND m = ?3 AND "
-               "n = ?4 AND k = ?5 ORDER BY part;",
-               &s->select_) ||
-      !prepare("SELECT data FROM plans WHERE w0 = ?1 AND w1 = ?2 AND w2 = ?3 AND w3 = ?4 AND "
-               "w4 = ?5;",
-               &s->select_plan_) ||
-      (rw && !prepare("INSERT OR REPLACE INTO blocks VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7);",
-                      &s->upsert_)) ||
-      (rw && !prepare("DELETE FROM blocks WHERE class_lo = ?1 AND class_hi = ?2 AND m = ?3 AND "
-                      "n = ?4 AND k = ?5;",
-                      &s->delete_)) ||
-      (rw && !prepare("SELECT count(*) FROM blocks WHERE class_lo = ?1 AND class_hi = ?2 AND "
-                      "m = ?3 AND n = ?4 AND k = ?5;",
-                      &s->count_)) ||
-      (rw && !prepare("INSERT OR REPLACE INTO plans VALUES(?1, ?2, ?3, ?4, ?5, ?6);",
-                      &s->upsert_plan_))) {
+  if (found != fingerprint) {
+    *error = path + " was made for another CPU or tessel version (" + found + "; this is " +
+             fingerprint + ")";
+    return nullptr;
+  }
+  if (!ready && !s->prepare_reads()) {
     *error = path + ": " + sqlite3_errmsg(s->db_);
     return nullptr;
   }
   return s;
+}
+
+bool MemoStore::set_up(std::string *why) {
+  // WAL (a property of the file, kept once set): readers never block writers. Switching a new
+  // file to WAL takes an exclusive lock that the busy timeout does not cover, so processes
+  // creating the database together retry.
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    int code = SQLITE_OK;
+    auto run = [&](const std::string &sql) {
+      if (exec(sql.c_str(), why)) return true;
+      code = sqlite3_errcode(db_) & 0xff;
+      return false;
+    };
+    if (run("PRAGMA journal_mode=WAL;") && run("BEGIN IMMEDIATE;")) {
+      if (run(kSchema) &&
+          run("INSERT OR IGNORE INTO meta VALUES('fingerprint', '" + fingerprint_ + "');") &&
+          run("COMMIT;"))
+        return true;
+      exec("ROLLBACK;", nullptr);
+    }
+    if (code != SQLITE_BUSY && code != SQLITE_LOCKED) return false;
+    usleep(25000);
+  }
+  return false;
+}
+
+bool MemoStore::prepare(const char *sql, sqlite3_stmt **st) {
+  if (*st) return true;
+  return sqlite3_prepare_v2(db_, sql, -1, st, nullptr) == SQLITE_OK;
+}
+
+bool MemoStore::prepare_reads() {
+  return prepare(
+             "SELECT data FROM blocks WHERE class_lo = ?1 AND class_hi = ?2 AND m = ?3 AND "
+             "n = ?4 AND k = ?5 ORDER BY part;",
+             &select_) &&
+         prepare(
+             "SELECT data FROM plans WHERE w0 = ?1 AND w1 = ?2 AND w2 = ?3 AND w3 = ?4 AND "
+             "w4 = ?5;",
+             &select_plan_);
+}
+
+bool MemoStore::prepare_writes() {
+  return prepare("INSERT OR REPLACE INTO blocks VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7);", &upsert_) &&
+         prepare(
+             "DELETE FROM blocks WHERE class_lo = ?1 AND class_hi = ?2 AND m = ?3 AND "
+             "n = ?4 AND k = ?5;",
+             &delete_) &&
+         prepare(
+             "SELECT count(*) FROM blocks WHERE class_lo = ?1 AND class_hi = ?2 AND "
+             "m = ?3 AND n = ?4 AND k = ?5;",
+             &count_) &&
+         prepare("INSERT OR REPLACE INTO plans VALUES(?1, ?2, ?3, ?4, ?5, ?6);", &upsert_plan_);
 }
 
 MemoStore::~MemoStore() {
@@ -240,6 +271,12 @@ bool MemoStore::merge(const std::vector<StoredEntry> &entries, const std::vector
     return false;
   }
   std::lock_guard<std::mutex> lock(mutex_);
+  // Statements that write are parsed at the first write: a process that only replays stored
+  // plans never needs them.
+  if (!prepare_writes()) {
+    *error = path_ + ": " + sqlite3_errmsg(db_);
+    return false;
+  }
   if (!exec("BEGIN IMMEDIATE;", error)) return false;
   if (merge_locked(entries, plans, error) && exec("COMMIT;", error)) return true;
   exec("ROLLBACK;", nullptr);

@@ -84,6 +84,12 @@ class MemoStore {
  private:
   MemoStore() = default;
   bool exec(const char *sql, std::string *error);
+  // Creates the tables and stores the fingerprint (if none is stored yet), in WAL mode.
+  bool set_up(std::string *why);
+  // Parses `sql` into *st unless already done.
+  bool prepare(const char *sql, sqlite3_stmt **st);
+  bool prepare_reads();
+  bool prepare_writes();  // under mutex_
   // Appends every part of a block, oldest first, counting them; under mutex_.
   Read read_parts(const BlockId &id, std::vector<StoredEntry> *out, std::string *why, int *parts);
   bool merge_locked(const std::vector<StoredEntry> &entries, const std::vector<PlanRecord> &plans,

@@ -44,7 +44,7 @@ class MemoWriter {
   uint64_t added_ = 0, written_ = 0;  // adds so far, and adds written
   bool urgent_ = false;               // a flush waits: no coalescing delay
   bool stop_ = false;
-  std::thread thread_;
+  std::thread thread_;  // started by the first add()
 };
 
 }  // namespace tessel

@@ -158,8 +158,18 @@ TEST_CASE("the store keeps merged blocks across reopening and refuses foreign fi
   back.clear();
   CHECK(store->read_block(absent, &back, &why) == MemoStore::Read::Missing);
 
+  store.reset();
+  // Opening a database set up before only reads it, and a foreign one is left as it was.
+  auto bytes = [&] {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string before = bytes();
+  REQUIRE(MemoStore::open(path, MemoStore::Access::ReadWrite, fp, &error));
+  CHECK(bytes() == before);
   CHECK_FALSE(MemoStore::open(path, MemoStore::Access::ReadWrite, fp + " other-cpu", &error));
   CHECK(error.find("another CPU or tessel version") != std::string::npos);
+  CHECK(bytes() == before);
   std::ofstream(dir.path + "/junk.sqlite") << "this is not a database, only text";
   CHECK_FALSE(MemoStore::open(dir.path + "/junk.sqlite", MemoStore::Access::ReadWrite, fp, &error));
   CHECK_FALSE(
