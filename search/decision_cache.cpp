@@ -42,6 +42,7 @@ void DecisionCache::load_block(const BlockId &id) {
   if (r == MemoStore::Read::Damaged && warn_)
     warn_("damaged", "ignoring a damaged block of " + store_->path() + " (" + why + ")");
   std::unique_lock<std::shared_mutex> lock(mutex_);
+  decisions_.reserve(decisions_.size() + entries.size());
   // Ours win over the store's; among the store's, the latest part's.
   for (auto e = entries.rbegin(); e != entries.rend(); ++e) decisions_.put_new(e->key, e->decision);
   loaded_.insert(id);
@@ -60,6 +61,7 @@ void DecisionCache::publish(const std::vector<StoredEntry> &entries, const PlanR
   if (entries.empty() && !plan) return;
   {
     std::unique_lock<std::shared_mutex> lock(mutex_);
+    decisions_.reserve(decisions_.size() + entries.size());
     for (const StoredEntry &e : entries) decisions_.put(e.key, e.decision);
   }
   if (!store_ || store_->read_only()) return;

@@ -32,6 +32,14 @@ class KeyTable {
     return true;
   }
   size_t size() const { return count_; }
+  // Room for `n` entries in all without growing again: one table of the final size instead
+  // of a chain of doublings (each a fresh table, zeroed by the kernel page by page, then
+  // rehashed into).
+  void reserve(size_t n) {
+    size_t size = tags_.empty() ? 1024 : tags_.size();
+    while (n * 2 > size) size *= 2;
+    if (size > tags_.size()) rehash(size);
+  }
   template <class F>
   void for_each(F &&f) const {
     for (size_t i = 0; i < tags_.size(); ++i)
@@ -66,10 +74,10 @@ class KeyTable {
     }
     return &slots_[i].value;
   }
-  void grow() {
+  void grow() { rehash(tags_.empty() ? 1024 : tags_.size() * 2); }
+  void rehash(size_t size) {
     ZeroedArray<uint64_t> old_tags = std::move(tags_);
     ZeroedArray<Slot> old_slots = std::move(slots_);
-    const size_t size = old_tags.empty() ? 1024 : old_tags.size() * 2;
     tags_ = ZeroedArray<uint64_t>(size);
     slots_ = ZeroedArray<Slot>(size);
     for (size_t i = 0; i < old_tags.size(); ++i)

@@ -4,6 +4,7 @@
 #include <random>
 #include <vector>
 
+#include "key_table.h"
 #include "memo.h"
 #include "random_spec.h"
 
@@ -82,6 +83,41 @@ TEST_CASE("the memo returns each entry as put, for exactly the spec put, whateve
     ++visited;
   });
   CHECK(visited == memo.size());
+}
+
+TEST_CASE("the shared decisions' key table keeps every entry through growth and reserve") {
+  KeyTable<int64_t> table;
+  std::mt19937_64 rng(11);
+  std::vector<SpecKey> keys(20000);
+  for (SpecKey &k : keys)
+    for (uint64_t &w : k) w = rng();
+  keys[1] = keys[0];
+  keys[1][4] ^= 1;  // a neighbour differing in one bit
+  auto check = [&](size_t count) {
+    REQUIRE(table.size() == count);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const int64_t *v = table.find(keys[i]);
+      if (i < count) {
+        REQUIRE(v != nullptr);
+        CHECK(*v == int64_t(i));
+      } else {
+        CHECK(v == nullptr);
+      }
+    }
+  };
+  // Reserving ahead, growing by doubling, reserving less than held (no change), and
+  // reserving past the size in the middle of the inserts.
+  table.reserve(3000);
+  for (size_t i = 0; i < 5000; ++i) table.put(keys[i], int64_t(i));
+  check(5000);
+  table.reserve(10);
+  check(5000);
+  table.reserve(keys.size());
+  check(5000);
+  for (size_t i = 5000; i < keys.size(); ++i) CHECK(table.put_new(keys[i], int64_t(i)));
+  check(keys.size());
+  CHECK_FALSE(table.put_new(keys[7], -1));
+  CHECK(*table.find(keys[7]) == 7);
 }
 
 }  // namespace
