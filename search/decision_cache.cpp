@@ -7,9 +7,12 @@ namespace tessel {
 DecisionCache::DecisionCache(MemoStore *store, Warn warn, bool background_writes)
     : store_(store), warn_(std::move(warn)) {
   if (store_ && !store_->read_only() && background_writes)
-    writer_ = std::make_unique<MemoWriter>(*store_, [this](const std::string &error) {
-      if (warn_) warn_("write", "could not save solved specs: " + error);
-    });
+    writer_ = std::make_unique<MemoWriter>(
+        *store_,
+        [this](const std::string &error) {
+          if (warn_) warn_("write", "could not save solved specs: " + error);
+        },
+        [this](const std::vector<StoredEntry> &entries) { absorb(entries); });
 }
 
 void DecisionCache::flush() {
@@ -57,18 +60,24 @@ bool DecisionCache::read_plan(const SpecKey &root, PlanRecord *out) {
   return r == MemoStore::Read::Found;
 }
 
+void DecisionCache::absorb(const std::vector<StoredEntry> &entries) {
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  decisions_.reserve(decisions_.size() + entries.size());
+  for (const StoredEntry &e : entries) decisions_.put(e.key, e.decision);
+}
+
 void DecisionCache::publish(const std::vector<StoredEntry> &entries, const PlanRecord *plan) {
   if (entries.empty() && !plan) return;
-  {
-    std::unique_lock<std::shared_mutex> lock(mutex_);
-    decisions_.reserve(decisions_.size() + entries.size());
-    for (const StoredEntry &e : entries) decisions_.put(e.key, e.decision);
-  }
-  if (!store_ || store_->read_only()) return;
+  // With a writer, the table takes the decisions on the writer's thread too: inserting a
+  // cold 1000^3's ~55k entries (a fresh table of several MiB, faulted in page by page) took
+  // 3-33 ms of its first call. Until then another thread's search may solve them again, and
+  // this thread's own memo has them anyway.
   if (writer_) {
     writer_->add(entries, plan);
     return;
   }
+  absorb(entries);
+  if (!store_ || store_->read_only()) return;
   std::string error;
   std::vector<PlanRecord> plans;
   if (plan) plans.push_back(*plan);

@@ -35,16 +35,20 @@ class DecisionCache {
   // plan.h rebuilds the plan from it without reading a block).
   bool read_plan(const SpecKey &root, PlanRecord *out);
   // Adds decisions solved by this process, and merges them into the store with the plan
-  // record of the top-level spec they were solved for (if given).
+  // record of the top-level spec they were solved for (if given). With background writes,
+  // both happen on the writer's thread, a little later (flush() waits for them).
   void publish(const std::vector<StoredEntry> &entries, const PlanRecord *plan = nullptr);
 
-  // Returns once every decision published so far is in the store (or failed to be).
+  // Returns once every decision published so far is in the table and the store (or failed
+  // to be written).
   void flush();
 
   MemoStore *store() const { return store_; }
 
  private:
   void load_block(const BlockId &id);
+  // Puts decisions solved here in the table (they win over the store's).
+  void absorb(const std::vector<StoredEntry> &entries);
 
   MemoStore *store_;
   Warn warn_;

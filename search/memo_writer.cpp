@@ -7,8 +7,9 @@ namespace tessel {
 // How long the writer waits for more decisions before it writes a batch.
 constexpr auto kCoalesce = std::chrono::milliseconds(20);
 
-MemoWriter::MemoWriter(MemoStore &store, std::function<void(const std::string &)> on_error)
-    : store_(store), on_error_(std::move(on_error)) {}
+MemoWriter::MemoWriter(MemoStore &store, std::function<void(const std::string &)> on_error,
+                       Absorb absorb)
+    : store_(store), on_error_(std::move(on_error)), absorb_(std::move(absorb)) {}
 
 MemoWriter::~MemoWriter() {
   {
@@ -53,6 +54,7 @@ void MemoWriter::run() {
     const uint64_t batch = added_;
     urgent_ = false;
     lock.unlock();
+    if (absorb_) absorb_(entries);
     std::string error;
     if (!store_.merge(entries, plans, &error) && on_error_) on_error_(error);
     lock.lock();

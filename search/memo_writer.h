@@ -22,14 +22,17 @@ namespace tessel {
 
 class MemoWriter {
  public:
-  // `on_error` hears why a batch could not be written (from the writer thread).
-  MemoWriter(MemoStore &store, std::function<void(const std::string &)> on_error);
+  using Absorb = std::function<void(const std::vector<StoredEntry> &)>;
+  // `on_error` hears why a batch could not be written (from the writer thread). `absorb`, if
+  // given, gets each batch on the writer thread before the store does.
+  MemoWriter(MemoStore &store, std::function<void(const std::string &)> on_error,
+             Absorb absorb = nullptr);
   ~MemoWriter();
   MemoWriter(const MemoWriter &) = delete;
   MemoWriter &operator=(const MemoWriter &) = delete;
 
   void add(const std::vector<StoredEntry> &entries, const PlanRecord *plan);
-  // Returns once everything added before the call is written (or failed).
+  // Returns once everything added before the call is absorbed and written (or failed).
   void flush();
 
  private:
@@ -37,6 +40,7 @@ class MemoWriter {
 
   MemoStore &store_;
   std::function<void(const std::string &)> on_error_;
+  Absorb absorb_;
   std::mutex mutex_;
   std::condition_variable wake_, written_cv_;
   std::vector<StoredEntry> entries_;
