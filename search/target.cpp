@@ -183,31 +183,26 @@ void Target::tabulate() {
   const TileSizes all = compute_tile_sizes(int64_t{1} << 31, true);
   tile_size_table_.assign(all.begin(), all.end());
   fma_cost_table_.clear();
-  // The best tile inside m x n is a minimum over tiles of at most m rows and at most
-  // ceil(n / lanes) vectors (broadcast) or min(n, vregs) columns (dot): prefix minima over
-  // rows and width give every entry at once. This runs at every process start (before the
-  // first call can replay a stored plan), so it is built in one pass rather than by asking
-  // compute_best_cycles_per_fma for each entry, which was 2.7M instructions.
-  const int64_t rows_max = vregs, width_max = vregs;
-  auto at = [&](int64_t r, int64_t w) { return static_cast<size_t>((r - 1) * width_max + w - 1); };
-  std::vector<double> broadcast[2], dot(static_cast<size_t>(rows_max * width_max), 1e30);
+  // The best tile inside m x n is a minimum over the tiles that fit, of at most m rows and
+  // at most ceil(n / lanes) vectors (broadcast) or min(n, vregs) columns (dot, whose cost per
+  // FMA has the form of a broadcast tile's outside a loop): prefix minima over rows and
+  // width give every entry at once. Every process builds this before its first call can
+  // replay a stored plan; asking compute_best_cycles_per_fma for each entry took 2.7M
+  // instructions.
+  const int64_t span = vregs;  // rows and width both stop at the register file
+  auto at = [&](int64_t r, int64_t w) { return static_cast<size_t>((r - 1) * span + w - 1); };
+  std::vector<double> best[2];  // by in_loop
   for (int in_loop = 0; in_loop < 2; ++in_loop) {
     const double overhead = in_loop ? coef.loop_iteration : 0;
-    std::vector<double> &best = broadcast[in_loop];
-    best.assign(static_cast<size_t>(rows_max * width_max), 1e30);
-    for (int64_t r = 1; r <= rows_max; ++r)
-      for (int64_t v = 1; v <= width_max; ++v) {
-        double b = std::min(r > 1 ? best[at(r - 1, v)] : 1e30, v > 1 ? best[at(r, v - 1)] : 1e30);
-        if (r * v + v + 1 <= vregs) b = std::min(b, (tile_cycles(r, v) + overhead) / double(r * v));
-        best[at(r, v)] = b;
+    best[in_loop].assign(static_cast<size_t>(span * span), 1e30);
+    for (int64_t r = 1; r <= span; ++r)
+      for (int64_t w = 1; w <= span; ++w) {
+        double b = std::min(r > 1 ? best[in_loop][at(r - 1, w)] : 1e30,
+                            w > 1 ? best[in_loop][at(r, w - 1)] : 1e30);
+        if (r * w + w + 1 <= vregs) b = std::min(b, (tile_cycles(r, w) + overhead) / double(r * w));
+        best[in_loop][at(r, w)] = b;
       }
   }
-  for (int64_t r = 1; r <= rows_max; ++r)
-    for (int64_t c = 1; c <= width_max; ++c) {
-      double b = std::min(r > 1 ? dot[at(r - 1, c)] : 1e30, c > 1 ? dot[at(r, c - 1)] : 1e30);
-      if (r * c + c + 1 <= vregs) b = std::min(b, tile_cycles(r, c) / double(r * c));
-      dot[at(r, c)] = b;
-    }
   std::vector<double> table;
   table.reserve(static_cast<size_t>(vregs * vregs * lanes * 2));
   for (int64_t m = 1; m <= vregs; ++m)
@@ -215,8 +210,8 @@ void Target::tabulate() {
       for (int in_loop = 0; in_loop < 2; ++in_loop) {
         const int64_t vectors = std::min<int64_t>((n + lanes - 1) / lanes, vregs);
         const int64_t columns = std::min<int64_t>(n, vregs);
-        const double best = std::min(broadcast[in_loop][at(m, vectors)], dot[at(m, columns)]);
-        table.push_back(best == 1e30 ? 1 / coef.fma_per_cycle : best);
+        const double b = std::min(best[in_loop][at(m, vectors)], best[0][at(m, columns)]);
+        table.push_back(b == 1e30 ? 1 / coef.fma_per_cycle : b);
       }
   fma_cost_table_ = std::move(table);
 }
