@@ -29,11 +29,22 @@ bool DecisionCache::find(const SpecKey &key, Decision *out, bool reread) {
     }
     if (!store_ || (loaded_.count(id) && !reread)) return false;
   }
+  if (!reread && unlisted(id)) return false;
   load_block(id);
   std::shared_lock<std::shared_mutex> lock(mutex_);
   const Decision *d = decisions_.find(key);
   if (d) *out = *d;
   return d != nullptr;
+}
+
+bool DecisionCache::unlisted(const BlockId &id) {
+  std::call_once(listing_, [&] {
+    if (store_->file_bytes() > kListBytes) return;
+    std::string error;
+    listed_ = store_->for_each_block([&](const BlockId &b, std::string_view) { list_.insert(b); },
+                                     &error);
+  });
+  return listed_ && !list_.count(id);
 }
 
 void DecisionCache::load_block(const BlockId &id) {

@@ -514,6 +514,39 @@ TEST_CASE("a stored decision that does not apply is searched again, never used")
   CHECK(p.cost == reference.cost);
 }
 
+TEST_CASE("a small store is listed once: absent blocks are not read, a reread finds new ones") {
+  TempDir dir;
+  const std::string path = dir.path + "/memo.sqlite";
+  const std::string fp = memo_fingerprint(host_target());
+  std::mt19937_64 rng(5);
+  BlockId present_id, later_id;
+  const std::vector<StoredEntry> present = random_block(rng, &present_id);
+  std::vector<StoredEntry> later = random_block(rng, &later_id);
+  for (StoredEntry &e : later) e.key[2] += uint64_t{kBlockSpan} << 32;  // the next block in n
+  later_id = block_of(later[0].key);
+  REQUIRE_FALSE(later_id == present_id);
+  std::string error;
+  auto store = MemoStore::open(path, MemoStore::Access::ReadWrite, fp, &error);
+  REQUIRE_MESSAGE(store, error);
+  REQUIRE(store->merge(present, &error));
+
+  DecisionCache cache(store.get());
+  Decision d;
+  CHECK(cache.find(present[0].key, &d));  // listed, then read
+  CHECK(d == as_map(present)[present[0].key]);
+  const int64_t reads = store->block_reads();
+  CHECK(reads == 1);
+  CHECK_FALSE(cache.find(later[0].key, &d));  // not in the list: no read
+  CHECK(store->block_reads() == reads);
+
+  // Another process writes the block this one's list lacks: only a reread sees it.
+  auto other = MemoStore::open(path, MemoStore::Access::ReadWrite, fp, &error);
+  REQUIRE(other->merge(later, &error));
+  CHECK_FALSE(cache.find(later[0].key, &d));
+  CHECK(cache.find(later[0].key, &d, /*reread=*/true));
+  CHECK(d == as_map(later)[later[0].key]);
+}
+
 TEST_CASE("action_applies agrees with the full enumeration") {
   const Target &t = host_target();
   InMemoryMemo memo;
