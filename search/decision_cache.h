@@ -1,9 +1,9 @@
 // DecisionCache: the decisions this process knows, shared by all its compiling threads.
 //
 // A block is read from the store the first time one of its specs is asked for, then served
-// from memory; decisions solved here are added at once and written to the store, directly or
-// through a background MemoWriter. Without a store (database off or unusable) it is a plain
-// in-memory table.
+// from memory; decisions solved here are added and written to the store, either at once or
+// by a background MemoWriter's thread. Without a store (database off or unusable) it is a
+// plain in-memory table.
 #pragma once
 #include <functional>
 #include <memory>
