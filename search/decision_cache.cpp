@@ -1,5 +1,6 @@
 #include "decision_cache.h"
 
+#include <chrono>
 #include <mutex>
 
 namespace tessel {
@@ -38,12 +39,17 @@ bool DecisionCache::find(const SpecKey &key, Decision *out, bool reread) {
 }
 
 bool DecisionCache::unlisted(const BlockId &id) {
-  std::call_once(listing_, [&] {
-    if (store_->file_bytes() > kListBytes) return;
+  std::lock_guard<std::mutex> lock(list_mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  if (!list_taken_ || now - list_taken_at_ > kListLife) {
+    list_taken_ = true;
+    list_taken_at_ = now;
+    list_.clear();
     std::string error;
-    listed_ = store_->for_each_block([&](const BlockId &b, std::string_view) { list_.insert(b); },
+    listed_ = store_->file_bytes() <= kListBytes &&
+              store_->for_each_block([&](const BlockId &b, std::string_view) { list_.insert(b); },
                                      &error);
-  });
+  }
   return listed_ && !list_.count(id);
 }
 

@@ -5,6 +5,7 @@
 // by a background MemoWriter's thread. Without a store (database off or unusable) it is a
 // plain in-memory table.
 #pragma once
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -49,9 +50,10 @@ class DecisionCache {
  private:
   void load_block(const BlockId &id);
   // Whether the store is known not to hold block `id`. A small store (a first run's, say) is
-  // listed once, at the first block a search asks for: a cold 1000^3 asks for ~3500 blocks
-  // an empty store lacks, at ~5 us a query (17 ms of its first call). Like a block read once,
-  // the list does not see blocks other processes write later; a reread asks the store.
+  // listed at the first block a search asks for, and again when the list is older than
+  // kListLife: a cold 1000^3 asks for ~3500 blocks an empty store lacks, at ~5 us a query
+  // (17 ms of its first call). Blocks other processes write are seen at the next listing;
+  // a reread asks the store at once.
   bool unlisted(const BlockId &id);
   // Puts decisions solved here in the table (they win over the store's).
   void absorb(const std::vector<StoredEntry> &entries);
@@ -64,10 +66,14 @@ class DecisionCache {
   // Stores up to this size (file and log) are listed: listing took 0.65 ms at 250 KiB (2066
   // blocks) and 12-23 ms at 3.4 MiB here, against ~5 us for each block a search asks for.
   static constexpr int64_t kListBytes = 512 << 10;
-  std::once_flag listing_;
-  bool listed_ = false;                            // list_ holds every block of the store
-  std::unordered_set<BlockId, BlockIdHash> list_;  // set once, then only read
-  std::unique_ptr<MemoWriter> writer_;             // destroyed first: it writes what is pending
+  // A list serves one search or so: a long-lived process lists again after this long.
+  static constexpr std::chrono::seconds kListLife{1};
+  std::mutex list_mutex_;  // guards the list
+  bool list_taken_ = false;
+  std::chrono::steady_clock::time_point list_taken_at_;
+  bool listed_ = false;  // list_ holds every block of the store as of list_taken_at_
+  std::unordered_set<BlockId, BlockIdHash> list_;
+  std::unique_ptr<MemoWriter> writer_;  // destroyed first: it writes what is pending
 };
 
 }  // namespace tessel
