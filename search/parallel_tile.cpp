@@ -17,10 +17,9 @@ void expand_serial(const Spec &s, const Action &, const Target &, Expansion &e) 
   e.children[0].spec.threads = 1;
   e.children[0].present = true;
   // Run on the calling core alone, the operands may be in its own cache (home_level).
-  int64_t bytes = 0;
-  for (int i = 0; i < 3; ++i) bytes += s.rows(i) * s.cols(i) * 4;
-  const Level parallel_home = home_level(bytes, s.threads, s.limits);
-  const Level serial_home = home_level(bytes, 1, s.limits);
+  const auto [m, n, k] = s.dims;
+  const Level parallel_home = home_level(m, n, k, s.threads, s.limits);
+  const Level serial_home = home_level(m, n, k, 1, s.limits);
   for (TensorSpec &t : e.children[0].spec.operands)
     if (t.level == parallel_home) t.level = serial_home;
 }

@@ -134,7 +134,8 @@ std::string to_string(const Spec &s) {
   return out;
 }
 
-Level home_level(int64_t bytes, int threads, const MemoryLimits &limits) {
+Level home_level(int64_t m, int64_t n, int64_t k, int threads, const MemoryLimits &limits) {
+  const int64_t bytes = (m * k + k * n + m * n) * 4;
   // Operands that fit a cache together are taken to be there: a program that calls a shape
   // repeatedly, or made its operands just before the call, finds them there. The L2 is the
   // calling core's own, so only a call that runs on that core alone finds them in it.
@@ -149,7 +150,7 @@ Spec matmul_spec(int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, bo
   Spec s;
   s.op = accumulate ? Op::MatmulAccum : Op::Matmul;
   s.dims = {int32_t(m), int32_t(n), int32_t(k)};
-  const Level home = home_level((m * k + k * n + m * n) * 4, threads, limits);
+  const Level home = home_level(m, n, k, threads, limits);
   const int64_t tight_a = (trans_a ? m : k) * 4, tight_b = (trans_b ? k : n) * 4;
   s.operands[0] = {home, trans_a ? col_major() : row_major(),
                    std::max(lda_bytes, tight_a) >= kWideStrideBytes};

@@ -102,8 +102,9 @@ std::string to_string(const Spec &s);
 Spec matmul_spec(int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, bool accumulate,
                  int threads, MemoryLimits limits, int64_t lda_bytes = 0, int64_t ldb_bytes = 0);
 
-// Where a call's operands of `bytes` in all are taken to live (see matmul_spec).
-Level home_level(int64_t bytes, int threads, const MemoryLimits &limits);
+// Where the operands of an m x n x k matmul call on `threads` threads are taken to live (see
+// matmul_spec).
+Level home_level(int64_t m, int64_t n, int64_t k, int threads, const MemoryLimits &limits);
 
 // Rows this far apart or more alias in the L1 sets of every x86 core we target: a 4 KiB way
 // holds 64 sets of 64 bytes, so every eighth row 512 B apart falls in the same set, and a
