@@ -16,6 +16,14 @@
 namespace tessel {
 namespace {
 
+// The size field of cache level 1, 2 or 3; null for any other level.
+int64_t *level_bytes(HostCaches *caches, int level) {
+  return level == 1   ? &caches->l1_bytes
+         : level == 2 ? &caches->l2_bytes
+         : level == 3 ? &caches->l3_bytes
+                      : nullptr;
+}
+
 // Sets the sizes of the data and unified caches that `leaf` describes (subleaf by subleaf,
 // until it lists no more or levels 1-3 are all found); false if it describes none. Each
 // CPUID traps to the hypervisor on a VM (4.5 us each on the ones measured), so no leaf is
@@ -28,13 +36,14 @@ bool caches_from_cpuid(unsigned leaf, HostCaches *caches, bool found[4]) {
     const unsigned type = eax & 31;  // 0: no more caches, 1: data, 2: instruction, 3: unified
     if (type == 0 || type > 3) break;
     any = true;
-    const unsigned level = (eax >> 5) & 7;
-    if (type == 2 || level < 1 || level > 3) continue;
+    const int level = (eax >> 5) & 7;
+    int64_t *size = level_bytes(caches, level);
+    if (type == 2 || !size) continue;
     const int64_t ways = (ebx >> 22) + 1, partitions = ((ebx >> 12) & 1023) + 1,
                   line = (ebx & 4095) + 1, sets = int64_t{ecx} + 1;
     const int64_t bytes = ways * partitions * line * sets;
     if (bytes < (int64_t{4} << 10) || bytes > (int64_t{1} << 30)) continue;  // implausible
-    (level == 1 ? caches->l1_bytes : level == 2 ? caches->l2_bytes : caches->l3_bytes) = bytes;
+    *size = bytes;
     found[level] = true;
   }
   return any;
@@ -60,12 +69,10 @@ void caches_from_sysfs(HostCaches *caches, const bool found[4]) {
     int level = 0;
     std::string type;
     if (!(level_in >> level) || !(type_in >> type)) break;
-    if (type == "Instruction" || level < 1 || level > 3 || found[level]) continue;
-    const int64_t size = read_sysfs_size(dir + "/size");
-    if (size <= 0) continue;
-    if (level == 1) caches->l1_bytes = size;
-    if (level == 2) caches->l2_bytes = size;
-    if (level == 3) caches->l3_bytes = size;
+    int64_t *size = level_bytes(caches, level);
+    if (type == "Instruction" || !size || found[level]) continue;
+    const int64_t bytes = read_sysfs_size(dir + "/size");
+    if (bytes > 0) *size = bytes;
   }
 }
 
