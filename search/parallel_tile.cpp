@@ -3,6 +3,8 @@
 // (Serial). A grid costs the fork/join, plus one tile per round of T tiles (the last, partial
 // round counted whole: that is the load imbalance). Only a root spec has threads > 1, so the
 // grid is always outermost and the emitted kernel is a function of its iteration range.
+#include <algorithm>
+
 #include "action.h"
 
 namespace tessel {
@@ -26,14 +28,28 @@ void expand_serial(const Spec &s, const Action &, const Target &, Expansion &e) 
 
 void enumerate_parallel_tiles(const Spec &s, const Target &t, std::vector<Action> &out) {
   if (!s.is_matmul() || s.threads <= 1 || s.c().layout.is_register()) return;
-  // Tiles of m x n (the whole extent, or a tile size of each): at least one per thread, and
-  // at most four rounds of them, past which smaller tiles only lose reuse.
+  // Tiles of m x n (the whole extent, a tile size, or an even split of each): at least one
+  // per thread, and at most four rounds of them, past which smaller tiles only lose reuse.
   const int64_t m = s.dims[0], n = s.dims[1];
   auto steps = [&](int dim, auto &&f) {
     const int32_t multiple = panel_step_multiple(s, dim);  // panels stay aligned
-    for (int32_t size : t.tile_sizes(s.dims[dim]))
+    const int32_t extent = s.dims[dim];
+    const TileSizes sizes = t.tile_sizes(extent);
+    for (int32_t size : sizes)
       if (size % multiple == 0) f(size);
-    f(s.dims[dim]);
+    // One tile per thread, rounded up to whole panels (A's height for m, B's width for n).
+    // The sizes above split most extents unevenly or into several tiles per thread, each of
+    // which packs its operands again (129 rows on 2 threads: three 24-row tiles each, where
+    // 66 + 63 pack once).
+    const std::vector<int> &strips = dim == 0 ? t.panel_row_strips : t.panel_col_strips;
+    const int32_t whole =
+        strips.empty() ? t.lanes : *std::max_element(strips.begin(), strips.end());
+    const int32_t per_thread = (extent + s.threads - 1) / s.threads;
+    const int32_t even = (per_thread + whole - 1) / whole * whole;
+    if (even < extent && even % multiple == 0 &&
+        std::find(sizes.begin(), sizes.end(), even) == sizes.end())
+      f(even);
+    f(extent);
   };
   steps(0, [&](int32_t sm) {
     steps(1, [&](int32_t sn) {

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "action.h"
@@ -38,6 +39,27 @@ TEST_CASE("a dimension's panel step multiple allows exactly the steps each opera
         CHECK((step % multiple == 0) == every);
       }
     }
+  }
+}
+
+TEST_CASE("a parallel spec may split each output dimension evenly among its threads") {
+  // One tile per thread, rounded up to whole 6-row A panels for m and 16-column B panels
+  // for n, offered once: 129 on 2 threads is 66 + 63 rows or 80 + 49 columns (not tile
+  // sizes), on 3 threads 48 + 48 + 33 either way (a tile size, not repeated).
+  const Target t = avx2_target(HostCaches{});
+  for (auto [threads, rows_even, cols_even] : {std::tuple{2, 66, 80}, {3, 48, 48}}) {
+    const Spec s = matmul_spec(129, 129, 129, false, false, false, threads, t.limits());
+    std::vector<Action> grids;
+    enumerate_parallel_tiles(s, t, grids);
+    int rows = 0, cols = 0;
+    for (const Action &a : grids) {
+      rows += a.size == rows_even && a.size2 == 129;
+      cols += a.size == 129 && a.size2 == cols_even;
+    }
+    CHECK_MESSAGE(rows == 1, threads << " threads");
+    CHECK_MESSAGE(cols == 1, threads << " threads");
+    for (size_t i = 0; i < grids.size(); ++i)
+      for (size_t j = 0; j < i; ++j) CHECK_FALSE(grids[i] == grids[j]);
   }
 }
 
