@@ -44,11 +44,13 @@ void enumerate_parallel_tiles(const Spec &s, const Target &t, std::vector<Action
     const std::vector<int> &strips = dim == 0 ? t.panel_row_strips : t.panel_col_strips;
     const int32_t whole =
         strips.empty() ? t.lanes : *std::max_element(strips.begin(), strips.end());
+    // An extent that a tile size already splits evenly (512 rows: 256 + 256) needs none.
     const int32_t per_thread = (extent + s.threads - 1) / s.threads;
     const int32_t even = (per_thread + whole - 1) / whole * whole;
-    if (even < extent && even % multiple == 0 &&
-        std::find(sizes.begin(), sizes.end(), even) == sizes.end())
-      f(even);
+    auto listed = [&](int32_t size) {
+      return std::find(sizes.begin(), sizes.end(), size) != sizes.end();
+    };
+    if (even < extent && even % multiple == 0 && !listed(even) && !listed(per_thread)) f(even);
     f(extent);
   };
   steps(0, [&](int32_t sm) {

@@ -61,6 +61,11 @@ TEST_CASE("a parallel spec may split each output dimension evenly among its thre
     for (size_t i = 0; i < grids.size(); ++i)
       for (size_t j = 0; j < i; ++j) CHECK_FALSE(grids[i] == grids[j]);
   }
+  // 512 on 2 threads is 256 + 256, a tile size: no 258 + 254 beside it.
+  const Spec s = matmul_spec(512, 512, 512, false, false, false, 2, t.limits());
+  std::vector<Action> grids;
+  enumerate_parallel_tiles(s, t, grids);
+  for (const Action &a : grids) CHECK_MESSAGE(a.size % 16 == 0, to_string(a));
 }
 
 TEST_CASE("operands fit the caches when at each level those at or inside it fit together") {
