@@ -28,38 +28,41 @@ void expand_serial(const Spec &s, const Action &, const Target &, Expansion &e) 
 
 void enumerate_parallel_tiles(const Spec &s, const Target &t, std::vector<Action> &out) {
   if (!s.is_matmul() || s.threads <= 1 || s.c().layout.is_register()) return;
-  // Tiles of m x n (the whole extent, a tile size, or an even split of each): at least one
-  // per thread, and at most four rounds of them, past which smaller tiles only lose reuse.
-  const int64_t m = s.dims[0], n = s.dims[1];
+  // Tiles of m x n (the whole extent or a tile size of each): at least one per thread, and
+  // at most four rounds of them, past which smaller tiles only lose reuse.
+  const int32_t m = s.dims[0], n = s.dims[1];
+  auto grid = [&](int32_t sm, int32_t sn) {
+    const int64_t tiles = int64_t{(m + sm - 1) / sm} * ((n + sn - 1) / sn);
+    if (tiles >= s.threads && tiles <= 4 * int64_t{s.threads})
+      out.push_back({ActionKind::ParallelTile, 0, 0, sm, sn});
+  };
   auto steps = [&](int dim, auto &&f) {
     const int32_t multiple = panel_step_multiple(s, dim);  // panels stay aligned
-    const int32_t extent = s.dims[dim];
-    const TileSizes sizes = t.tile_sizes(extent);
-    for (int32_t size : sizes)
+    for (int32_t size : t.tile_sizes(s.dims[dim]))
       if (size % multiple == 0) f(size);
-    // One tile per thread, rounded up to whole panels (A's height for m, B's width for n).
-    // The sizes above split most extents unevenly or into several tiles per thread, each of
-    // which packs its operands again (129 rows on 2 threads: three 24-row tiles each, where
-    // 66 + 63 pack once).
+    f(s.dims[dim]);
+  };
+  steps(0, [&](int32_t sm) { steps(1, [&](int32_t sn) { grid(sm, sn); }); });
+  // And one tile per thread along m or n, rounded up to whole panels (A's height for m, B's
+  // width for n), for an extent the tile sizes split unevenly or into several tiles per
+  // thread, each of which packs its operands again (129 rows on 2 threads: three 24-row
+  // tiles each, where 66 + 63 pack once; 512 rows are 256 + 256 already). Only the 1-D
+  // split: the search of each grid's new tile specs is most of a cold parallel search.
+  for (int dim = 0; dim < 2; ++dim) {
+    const int32_t extent = s.dims[dim];
     const std::vector<int> &strips = dim == 0 ? t.panel_row_strips : t.panel_col_strips;
     const int32_t whole =
         strips.empty() ? t.lanes : *std::max_element(strips.begin(), strips.end());
-    // An extent that a tile size already splits evenly (512 rows: 256 + 256) needs none.
     const int32_t per_thread = (extent + s.threads - 1) / s.threads;
     const int32_t even = (per_thread + whole - 1) / whole * whole;
+    const TileSizes sizes = t.tile_sizes(extent);
     auto listed = [&](int32_t size) {
       return std::find(sizes.begin(), sizes.end(), size) != sizes.end();
     };
-    if (even < extent && even % multiple == 0 && !listed(even) && !listed(per_thread)) f(even);
-    f(extent);
-  };
-  steps(0, [&](int32_t sm) {
-    steps(1, [&](int32_t sn) {
-      const int64_t tiles = (m + sm - 1) / sm * ((n + sn - 1) / sn);
-      if (tiles >= s.threads && tiles <= 4 * int64_t{s.threads})
-        out.push_back({ActionKind::ParallelTile, 0, 0, sm, sn});
-    });
-  });
+    if (even < extent && even % panel_step_multiple(s, dim) == 0 && !listed(even) &&
+        !listed(per_thread))
+      dim == 0 ? grid(even, n) : grid(m, even);
+  }
 }
 
 void expand_parallel_tile(const Spec &s, const Action &a, const Target &t, Expansion &e) {
