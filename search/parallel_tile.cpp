@@ -30,9 +30,9 @@ void enumerate_parallel_tiles(const Spec &s, const Target &t, std::vector<Action
   if (!s.is_matmul() || s.threads <= 1 || s.c().layout.is_register()) return;
   // Tiles of m x n (the whole extent or a tile size of each): at least one per thread, and
   // at most four rounds of them, past which smaller tiles only lose reuse.
-  const int32_t m = s.dims[0], n = s.dims[1];
+  const int64_t m = s.dims[0], n = s.dims[1];
   auto grid = [&](int32_t sm, int32_t sn) {
-    const int64_t tiles = int64_t{(m + sm - 1) / sm} * ((n + sn - 1) / sn);
+    const int64_t tiles = (m + sm - 1) / sm * ((n + sn - 1) / sn);
     if (tiles >= s.threads && tiles <= 4 * int64_t{s.threads})
       out.push_back({ActionKind::ParallelTile, 0, 0, sm, sn});
   };
@@ -49,19 +49,19 @@ void enumerate_parallel_tiles(const Spec &s, const Target &t, std::vector<Action
   // tiles each, where 66 + 63 pack once; 512 rows are 256 + 256 already). Only the 1-D
   // split: the search of each grid's new tile specs is most of a cold parallel search.
   for (int dim = 0; dim < 2; ++dim) {
-    const int32_t extent = s.dims[dim];
+    const int64_t extent = s.dims[dim];
     const std::vector<int> &strips = dim == 0 ? t.panel_row_strips : t.panel_col_strips;
-    const int32_t whole =
+    const int64_t whole =
         strips.empty() ? t.lanes : *std::max_element(strips.begin(), strips.end());
-    const int32_t per_thread = (extent + s.threads - 1) / s.threads;
-    const int32_t even = (per_thread + whole - 1) / whole * whole;
+    const int64_t per_thread = (extent + s.threads - 1) / s.threads;
+    const auto even = static_cast<int32_t>((per_thread + whole - 1) / whole * whole);
     const TileSizes sizes = t.tile_sizes(extent);
     auto listed = [&](int32_t size) {
       return std::find(sizes.begin(), sizes.end(), size) != sizes.end();
     };
     if (even < extent && even % panel_step_multiple(s, dim) == 0 && !listed(even) &&
-        !listed(per_thread))
-      dim == 0 ? grid(even, n) : grid(m, even);
+        !listed(static_cast<int32_t>(per_thread)))
+      dim == 0 ? grid(even, s.dims[1]) : grid(s.dims[0], even);
   }
 }
 
