@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -40,9 +41,9 @@ int child(const Shape &s, int primes) {
     return tessel_sgemm_shape{
         TESSEL_ROW_MAJOR, TESSEL_NO_TRANS, TESSEL_NO_TRANS, m, n, k, 0, 0, 0, 0};
   };
-  // Opens the database and starts the runtime on other shapes first.
+  // Opens the database and starts the runtime on the first `primes` of these shapes.
   const tessel_sgemm_shape others[] = {shape(3, 3, 3), shape(96, 200, 304)};
-  for (int i = 0; i < primes; ++i)
+  for (int i = 0; i < primes && i < int(std::size(others)); ++i)
     if (tessel_warm(&others[i], 1, nullptr, nullptr) != TESSEL_OK) return 1;
   tessel_stats before{}, after{};
   tessel_get_stats(&before);
