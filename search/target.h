@@ -35,9 +35,11 @@ struct CostCoefficients {
   double scalar_copy = 0.5;     // cycles per element of a transposing (gathering) copy
   // Cycles to bring one 64-byte line to the core from each level, at the best number of rows
   // read side by side (index by Level; VRF and L1 accesses are paid by the kernels). Measured
-  // on a 3.2 GHz Zen 3 with perf/memory_costs: L2 2.0, L3 2.9-3.3, DRAM (GL) 7.3-7.6 with 4-16
-  // rows at once.
-  double line_cycles[5] = {0, 0, 2, 3, 7.5};
+  // with perf/memory_costs on the 4.1 GHz Zen 5 machines: L2 1.05-1.4, L3 2.5-2.7, DRAM (GL)
+  // 7.0-7.8 (a 3.2 GHz Zen 3 gave 2.0, 2.9-3.3 and 7.3-7.6). With L2 at 2 the search staged
+  // 1024-column pieces of B's rows straight into L1 for 1x4096x4096; at 1.4 it streams whole
+  // rows through L2, 15% faster there and no shape slower (#7 closing note, stop 17).
+  double line_cycles[5] = {0, 0, 1.4, 2.7, 7.5};
   // Extra cycles each run of consecutive lines costs when it starts (a tile row that does not
   // continue the previous one): the prefetchers must see a few misses before they run ahead.
   // perf/memory_costs, runs of 1 KiB: ~250 cycles in a random order, ~150 when rows follow a
@@ -45,9 +47,13 @@ struct CostCoefficients {
   double run_start_cycles[5] = {0, 0, 0, 30, 150};
   // Line cost factor when 2^i rows are read side by side (i = 0..5), from L3 or DRAM: one or
   // two streams cannot keep enough misses in flight, more than 16 overflow the prefetchers'
-  // stream tables (perf/memory_costs: DRAM 1.39 1.10 1.03 1.00 1.16 1.81, L3 1.60 1.22 1.08
-  // 1.12 1.00 1.28). Beyond 32 rows each doubling costs another half.
-  double stream_factor[6] = {1.4, 1.15, 1.05, 1.0, 1.1, 1.5};
+  // stream tables (perf/memory_costs on Zen 3: DRAM 1.39 1.10 1.03 1.00 1.16 1.81, L3 1.60
+  // 1.22 1.08 1.12 1.00 1.28). Beyond 32 rows each doubling costs another half. On Zen 5
+  // that loop reads DRAM fastest one row at a time (1.00 1.05 1.12 1.20 1.27 1.40), but the
+  // GEMV plans do not: factors from it made 1x4096x4096 5% and 8x4096x4096 14% slower, and
+  // 4 rows at 1.05 made 1x4096x4096 on two threads take 4 rows of 2048 for 8 of 1024, 18%
+  // slower. 1.1 keeps it on eight.
+  double stream_factor[6] = {1.4, 1.15, 1.1, 1.0, 1.1, 1.5};
   double loop_iteration = 0.5;  // counter update, compare, branch, pointer bumps
   // Extra cycles per row when a tile of a wide-strided user matrix is read into L1 (set
   // aliasing, a page per row). Measured: with it the search packs A at 512^3 and 1024^3 and
