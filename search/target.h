@@ -59,10 +59,11 @@ struct CostCoefficients {
   // aliasing, a page per row). Measured: with it the search packs A at 512^3 and 1024^3 and
   // runs 8-12% faster there (interleaved A/B runs, see the #3 closing note); 256^3 is narrow.
   double strided_row_cycles = 8;
-  // oneTBB parallel_for dispatch and join. perf/fork_join, back-to-back calls on the 2-core
-  // Zen 3 VM: 0.8-1.4 us beyond the work (2500-4400 cycles at 3.15 GHz); the rest covers
-  // workers that must first be woken, as between calls further apart.
-  double fork_join = 6000;
+  // oneTBB parallel_for dispatch and join. perf/fork_join, back-to-back calls: 0.6-1.1 us
+  // beyond the work on the 2-core Zen 5 machines (2800-4500 cycles at 4.2 GHz), 0.8-1.4 us on
+  // a Zen 3 VM (2500-4400 cycles at 3.15 GHz). At 6000 the search kept 64^3 on one thread;
+  // at 4000 it splits it in two 32x64 tiles, 28% faster on two threads.
+  double fork_join = 4000;
 };
 
 // Tile sizes for one extent, ascending: a prefix of the target's tabulated list, or (for a
