@@ -10,8 +10,9 @@
 //   group of panels (reg_count_outer) -> q (reg_count) -> each panel of the group -> run of
 //   `strip` floats:
 //     sP == 1 (copy along the panel): [ymm][ymm]..[xmm][s][s][s] from reg_src to reg_dst;
-//                                       a group is up to 16 full panels, so each q reads
-//                                       one contiguous piece of a source row
+//                                       a group is pack_group_panels() full panels
+//                                       (layout.h), so each q reads one contiguous piece
+//                                       of a source row
 //     otherwise (transposing):         `strip` scalar loads at r*sP, stores at r; one panel
 //                                       per group, q unrolled by 4
 //
@@ -33,29 +34,7 @@ struct PackConfig {
   bool contiguous = false;  // src consecutive along P
   // q steps per loop iteration, for a single panel (a group of panels unrolls less).
   static constexpr int64_t kQUnroll = 4;
-  // Panels copied side by side when src is consecutive along P: each q then reads one run of
-  // `group` * strip floats of a source row instead of `strip` floats of each of ext rows in
-  // turn, which the hardware prefetchers follow (a column of runs a row apart they do not:
-  // its rows alias in L1 and sit on different pages). Measured on the 2-core Zen 3 VM: 32
-  // panels side by side against one, 32x768x3072 +14%.
-  static constexpr int64_t kMaxGroup = 16;
-  // But one q writes a line of each panel of the group, and panels a multiple of 4 KiB apart
-  // put all those lines in one L1 set: past the set's ways, stores evict lines still being
-  // written. At most this many of a group's lines share a set. Measured on the 2-core Zen 5
-  // VM (12-way L1), 32x768x3072, whose B is packed in 128x1024 blocks (panels 8 KiB apart):
-  // 8 panels side by side against 32, +30% for the whole GEMM; against 4, +9%.
-  static constexpr int kLinesPerSet = 8;
 };
-
-// The most whole panels (up to kMaxGroup) copied side by side with at most kLinesPerSet of
-// their destination lines in one L1 set.
-int64_t group_size(int64_t dst_panel_bytes) {
-  constexpr int64_t kLine = 64, kSets = PlanEmitter::kAliasBytes / kLine;
-  int lines_in_set[kSets] = {};
-  for (int64_t g = 0; g < PackConfig::kMaxGroup; ++g)
-    if (++lines_in_set[g * dst_panel_bytes / kLine % kSets] > PackConfig::kLinesPerSet) return g;
-  return PackConfig::kMaxGroup;
-}
 
 // Copies one run of `width` floats of panel `g` of a group, at q displacement `u`.
 void copy_run(PlanEmitter &e, const PackConfig &cfg, int64_t width, int64_t u, int64_t g = 0) {
@@ -142,7 +121,7 @@ void emit_pack_panels(PlanEmitter &e, const PlanNode &n) {
   e.load_origin(e.reg_dst, n, 1);
   // Copying along the panel, whole source rows at a time (up to kMaxGroup panels, the last
   // group with the partial panel); transposing, one panel at a time.
-  const int64_t group = cfg.contiguous ? group_size(cfg.dst_panel) : 1;
+  const int64_t group = cfg.contiguous ? pack_group_panels(cfg.dst_panel) : 1;
   const int64_t groups = cfg.full_panels / group, rest = cfg.full_panels % group;
   if (groups > 1) {
     Xbyak::Label top;
