@@ -218,4 +218,35 @@ TEST_CASE("the applicable kernels are those the catalogue says apply") {
 }
 
 }  // namespace
+
+TEST_CASE("a pack reads each source row in one run per group of panels, which memory charges") {
+  // Panels a multiple of 4 KiB apart share their lines' L1 set: 8 side by side. 6400 bytes
+  // apart, 16 panels fall in 16 different sets (100 lines apart, 64 sets): all 16.
+  CHECK(pack_group_panels(16 * 128 * 4) == 8);
+  CHECK(pack_group_panels(16 * 64 * 4) == 8);
+  CHECK(pack_group_panels(16 * 100 * 4) == 16);
+  const Target t = avx2_target(HostCaches{});
+  auto pack = [&](Level from, int32_t rows, int32_t cols) {
+    Spec move;
+    move.op = Op::Move;
+    move.dims = {rows, cols, 1};
+    move.operands[0] = {from, row_major()};
+    move.operands[1] = {Level::L2, panel_cols(16)};
+    move.limits = t.limits();
+    return t.kernel_cost(KernelId::PackPanels, move);
+  };
+  // From memory against from L3: the lines and row starts cost more, and 64 rows of 2048
+  // floats packed into 128 panels 4 KiB apart are read in 16 runs a row, 15 of them
+  // restarting the row's stream. From L3 restarts are not charged (see target.cpp).
+  const double *line = t.coef.line_cycles, *start = t.coef.run_start_cycles;
+  const int gl = int(Level::GL), l3 = int(Level::L3);
+  auto extra = [&](int32_t cols, double restarts) {
+    return t.lines({Level::GL, row_major()}, 64, cols) * (line[gl] - line[l3]) +
+           64 * (start[gl] - start[l3]) + restarts * 64 * start[gl];
+  };
+  CHECK(pack(Level::GL, 64, 2048) - pack(Level::L3, 64, 2048) == doctest::Approx(extra(2048, 15)));
+  // 128 columns, 8 panels: one run a row.
+  CHECK(pack(Level::GL, 64, 128) - pack(Level::L3, 64, 128) == doctest::Approx(extra(128, 0)));
+}
+
 }  // namespace tessel
