@@ -119,8 +119,8 @@ void emit_pack_panels(PlanEmitter &e, const PlanNode &n) {
   if (!e.reserve_temps(2, "f32_pack")) return;
   e.load_origin(e.reg_src, n, 0);
   e.load_origin(e.reg_dst, n, 1);
-  // Copying along the panel, whole source rows at a time (up to kMaxGroup panels, the last
-  // group with the partial panel); transposing, one panel at a time.
+  // Copying along the panel, runs of pack_group_panels() panels of each source row (the
+  // last group with the partial panel); transposing, one panel at a time.
   const int64_t group = cfg.contiguous ? pack_group_panels(cfg.dst_panel) : 1;
   const int64_t groups = cfg.full_panels / group, rest = cfg.full_panels % group;
   if (groups > 1) {
