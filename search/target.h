@@ -43,8 +43,11 @@ struct CostCoefficients {
   // Extra cycles each run of consecutive lines costs when it starts (a tile row that does not
   // continue the previous one): the prefetchers must see a few misses before they run ahead.
   // perf/memory_costs, runs of 1 KiB: ~250 cycles in a random order, ~150 when rows follow a
-  // stride (tessel's tiles), DRAM; 45 and ~30 for L3.
-  double run_start_cycles[5] = {0, 0, 0, 30, 150};
+  // stride (tessel's tiles), DRAM; 45 and ~30 for L3 (Zen 3). On Zen 5, 261-315 cycles from
+  // DRAM in a random order; at 250 the GEMVs on two threads read B in longer runs (8 rows of
+  // 2048 through L2 rather than of 1024 straight into L1: 1x4096x4096 +6-11%), and
+  // 2x4096x4096 +22% on one thread, 1x16384x2048 +11% (paired over 7-9 rounds).
+  double run_start_cycles[5] = {0, 0, 0, 30, 250};
   // Line cost factor when 2^i rows are read side by side (i = 0..5), from L3 or DRAM: one or
   // two streams cannot keep enough misses in flight, more than 16 overflow the prefetchers'
   // stream tables (perf/memory_costs on Zen 3: DRAM 1.39 1.10 1.03 1.00 1.16 1.81, L3 1.60
@@ -52,8 +55,9 @@ struct CostCoefficients {
   // that loop reads DRAM fastest one row at a time (1.00 1.05 1.12 1.20 1.27 1.40), but the
   // GEMV plans do not: factors from it made 1x4096x4096 5% and 8x4096x4096 14% slower, and
   // 4 rows at 1.05 made 1x4096x4096 on two threads take 4 rows of 2048 for 8 of 1024, 18%
-  // slower. 1.1 keeps it on eight.
-  double stream_factor[6] = {1.4, 1.15, 1.1, 1.0, 1.1, 1.5};
+  // slower. 1.1 keeps it on eight. Sixteen rows cost 1.2: at 1.1, with DRAM runs starting at
+  // 250, 2x4096x4096 on two threads read 16 rows of 2048 side by side, 12% slower than 8.
+  double stream_factor[6] = {1.4, 1.15, 1.1, 1.0, 1.2, 1.5};
   double loop_iteration = 0.5;  // counter update, compare, branch, pointer bumps
   // Extra cycles per row when a tile of a wide-strided user matrix is read into L1 (set
   // aliasing, a page per row). Measured: with it the search packs A at 512^3 and 1024^3 and
