@@ -78,12 +78,16 @@ def main():
               "of the FMA peak below is of the FMA loop run on as many cores right after each "
               "tessel run (median over rounds): what the cores gave meanwhile. Read bandwidth: " +
               ", ".join(f"{bandwidth[t]:.1f} GB/s with {t} thread{'s' if t > 1 else ''}"
-                        for t in thread_counts) + ".\n")
+                        for t in thread_counts) + " at the start; percent of bandwidth below is "
+              "of the bandwidth measured right after each tessel run (median over rounds).\n")
 
     rows = []  # (lib, threads, m, k, n, median, min, max, error)
     # The FMA loop on t cores, run right after tessel each time: the peak those cores gave
     # meanwhile (the machine's speed drifts by 10-30% from minute to minute).
     loops = {}  # (t, shape) -> GFLOP/s
+    # Likewise the read bandwidth after each tessel run of a memory-bound shape: with other
+    # tenants on the host it moved between 38 and 82 GB/s (2 threads) from run to run.
+    streams = {}  # (t, shape) -> GB/s
     for rnd in range(args.rounds):
         for t in thread_counts:
             for i, (m, k, n) in enumerate(shapes):
@@ -97,6 +101,9 @@ def main():
                     if lib == "tessel":
                         loops.setdefault((t, (m, k, n)), []).append(float(run(
                             [os.path.join(args.bin, "fma_peak"), "--once", "0.1", str(t)], {})))
+                        if m == 1:
+                            streams.setdefault((t, (m, k, n)), []).append(float(run(
+                                [os.path.join(args.bin, "bandwidth"), str(t)], {})))
             print(f"round {rnd + 1}/{args.rounds} done", flush=True)
 
     with open(os.path.join(args.out, "peers.csv"), "w") as csv:
@@ -142,7 +149,7 @@ def main():
             closest = min((paired(p, t, shape) + (p,) for p in peers), default=None)
             paired_ratios.append(closest[0] if closest else float("nan"))
             if m == 1:  # reads all of B once: 2 flops per 4 bytes
-                bound, kind = bandwidth[t] / 2, "bandwidth"
+                bound, kind = statistics.median(streams[(t, shape)]) / 2, "bandwidth"
             else:
                 bound, kind = statistics.median(loops[(t, shape)]), "FMA peak"
             lo, hi = spread("tessel", t, shape)
