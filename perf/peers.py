@@ -7,9 +7,10 @@ For every shape, thread count and round, every library runs in its own fresh pro
 order that rotates from shape to shape (this machine is noisy: libraries are interleaved, not
 run one after the other). A library's number for a shape is the median over rounds of its
 per-process median GFLOP/s; tessel's ratio to each peer is also taken round by round (both
-runs of a round are minutes closer than the rounds' medians) and its median reported. Writes OUT_DIR/peers.csv (every measurement), OUT_DIR/peers.md
-(tables: GFLOP/s, tessel over the best peer, percent of the FMA peak or, for M = 1, of the
-bandwidth bound) and OUT_DIR/peers.png (gnuplot, when installed).
+runs of a round are minutes closer than the rounds' medians) and its median reported.
+Writes OUT_DIR/peers.csv (every measurement), OUT_DIR/peers.md (tables: GFLOP/s, tessel over
+the best peer, percent of the FMA peak or, for M = 1, of the read bandwidth measured beside
+it) and OUT_DIR/peers.png (gnuplot, when installed).
 """
 import argparse
 import math
