@@ -73,6 +73,23 @@ void PlanEmitter::load_edge_mask(Vreg mask, int valid) {
   vmovups(Xbyak::Ymm(mask), ptr[rip + *mask_table_ + 4 * (kLanes - valid)]);
 }
 
+void PlanEmitter::load_edge(Vreg dst, Vreg mask, const Mem &src, int valid) {
+  const Xbyak::Xmm x(dst.idx);
+  switch (valid) {
+    case 1:
+      vmovss(x, src);
+      return;
+    case 2:
+      vmovsd(x, src);
+      return;
+    case 4:
+      vmovups(x, src);
+      return;
+    default:
+      vmaskmovps(dst, mask, src);
+  }
+}
+
 void PlanEmitter::compute_heights() {
   // Children are built after their parent (plan.cpp appends in pre-order), so one reverse
   // sweep sees every child before its parent.

@@ -85,6 +85,10 @@ class PlanEmitter : public EmitterBase {
   int64_t stream_prefetch(const PlanNode &n, int operand) const;
   // Loads into `mask` a vmaskmovps mask whose first `valid` lanes (1..7) are set.
   void load_edge_mask(Vreg mask, int valid);
+  // dst = the `valid` (1..7) floats at `src`, the other lanes zero, reading nothing beyond
+  // them: vmovss, vmovsd or an xmm vmovups for 1, 2 or 4 floats, else vmaskmovps under `mask`
+  // (loaded only when edge_needs_mask(valid), kernels.h).
+  void load_edge(Vreg dst, Vreg mask, const Mem &src, int valid);
 
  private:
   struct TensorState {

@@ -19,7 +19,7 @@
 
 namespace tessel {
 
-constexpr int kActionOrderVersion = 6;
+constexpr int kActionOrderVersion = 7;
 
 enum class ActionKind : uint8_t {
   Serial,        // run a threads > 1 spec on one thread

@@ -41,4 +41,11 @@ constexpr int kKernelCount = 0
 
 const char *kernel_name(KernelId k);
 
+// Whether the kernels move a partial vector of `valid` floats (1..lanes-1) under a vmaskmov
+// mask: 1, 2 and 4 floats are one plain scalar, 64-bit or 128-bit load or store instead, as
+// cheap as a whole vector (the cost model charges the mask only where it is used).
+constexpr bool edge_needs_mask(int64_t valid) {
+  return valid != 1 && valid != 2 && valid != 4;
+}
+
 }  // namespace tessel

@@ -286,9 +286,10 @@ bool Target::kernel_applies(KernelId k, const Spec &s) const {
   bool shape_ok = false;
   switch (k) {
     case KernelId::FmaBroadcast:
-      shape_ok = s.op == Op::MatmulAccum && kk == 1 && s.c().layout.kind == LayoutKind::VecRows &&
-                 s.a().level == Level::L1 && s.b().level == Level::L1 &&
-                 vector_rows(s.b().layout, n, lanes);
+      // A single column is FmaScalar's: the same FMAs without a broadcast for each.
+      shape_ok = s.op == Op::MatmulAccum && kk == 1 && n > 1 &&
+                 s.c().layout.kind == LayoutKind::VecRows && s.a().level == Level::L1 &&
+                 s.b().level == Level::L1 && vector_rows(s.b().layout, n, lanes);
       break;
     case KernelId::FmaScalar:
       shape_ok = s.op == Op::MatmulAccum && kk == 1 && n == 1 &&
@@ -346,14 +347,15 @@ uint32_t Target::applicable_kernels(const Spec &s) const {
 int Target::kernel_registers(KernelId k, const Spec &s) const {
   const int64_t m = s.dims[0], n = s.dims[1], kk = s.dims[2];
   const int nv = static_cast<int>((n + lanes - 1) / lanes);
-  const int n_mask = n % lanes != 0 ? 1 : 0;  // vmaskmovps needs its mask in a register
+  // vmaskmovps needs its mask in a register (edges of 1, 2 or 4 floats take none, kernels.h)
+  const int n_mask = n % lanes != 0 && edge_needs_mask(n % lanes) ? 1 : 0;
   switch (k) {
     case KernelId::FmaBroadcast:  // C, the B row, one broadcast, the edge mask
       return static_cast<int>(m) * nv + nv + 1 + n_mask;
     case KernelId::FmaScalar:
       return static_cast<int>(m) + 2;
     case KernelId::FmaDot:  // C, B columns, one A row, the k-edge mask
-      return static_cast<int>(m * n + n + 1) + (kk % lanes != 0 ? 1 : 0);
+      return static_cast<int>(m * n + n + 1) + (kk % lanes != 0 && edge_needs_mask(kk % lanes));
     case KernelId::ZeroRegisters:
       return register_count(s.operands[0].layout, s.dims[0], s.dims[1]);
     case KernelId::ZeroMemory:
@@ -371,7 +373,9 @@ double Target::kernel_cost(KernelId k, const Spec &s) const {
   const CostCoefficients &c = coef;
   const double m = s.dims[0], n = s.dims[1], kk = s.dims[2];
   const double nv = std::ceil(n / lanes);
-  const bool ragged = static_cast<int64_t>(n) % lanes != 0;
+  // A partial last vector of C's rows costs more only where it takes a mask (kernels.h).
+  const int64_t edge = static_cast<int64_t>(n) % lanes;
+  const bool ragged = edge != 0 && edge_needs_mask(edge);
   switch (k) {
     case KernelId::FmaBroadcast:
       // Throughput of m*nv FMAs, or the FMA latency chain when there are too few
@@ -382,7 +386,8 @@ double Target::kernel_cost(KernelId k, const Spec &s) const {
       return std::max({m / c.fma_per_cycle, c.fma_latency, (m + 1) / c.loads_per_cycle});
     case KernelId::FmaDot:
       return std::max({m * n / c.fma_per_cycle, c.fma_latency, (m + n) / c.loads_per_cycle}) +
-             (kk < lanes ? (m + n) * c.masked_extra : 0);
+             (kk < lanes && edge_needs_mask(static_cast<int64_t>(kk)) ? (m + n) * c.masked_extra
+                                                                      : 0);
     case KernelId::ZeroRegisters:
       return 0.25 * register_count(s.operands[0].layout, s.dims[0], s.dims[1]);
     case KernelId::ZeroMemory:

@@ -1,6 +1,6 @@
 // f32_fma_bcast__avx2: C[m x n] (vec_rows registers) += A[m x 1] * B[1 x n], one k step.
 //
-//                       B row: nv vectors, the last masked when n % 8 != 0
+//                       B row: nv vectors, the last partial when n % 8 != 0 (load_edge)
 //                       +------------+------------+
 //                       | temp(0)    | temp(1)    |   (nv = 2 shown)
 //                       +------------+------------+
@@ -10,7 +10,7 @@
 //     ...               |  ...       |  ...       |
 //   A(5,0) -> bcast     | ymm10      | ymm11      |   6x16: 12 FMAs, 2 loads, 6 broadcasts
 //
-//   bcast = temp(nv), edge mask = temp(nv + 1)
+//   bcast = temp(nv), edge mask = temp(nv + 1) (when the edge needs one, edge_needs_mask)
 //
 // The B vectors are loaded once and reused by every row; each row's A element is broadcast
 // once and feeds nv FMAs. The loop around this kernel folds k into displacements.
@@ -47,16 +47,17 @@ void emit_fma_broadcast(PlanEmitter &e, const PlanNode &n) {
     e.fail("codegen: f32_fma_bcast needs B rows made of whole vectors");
     return;
   }
-  if (!e.reserve_temps(cfg.vectors + 1 + (cfg.edge ? 1 : 0), "f32_fma_bcast")) return;
+  const bool masked = cfg.edge && edge_needs_mask(cfg.edge);
+  if (!e.reserve_temps(cfg.vectors + 1 + (masked ? 1 : 0), "f32_fma_bcast")) return;
   const Vreg bcast = e.temp(cfg.vectors), mask = e.temp(cfg.vectors + 1);
-  if (cfg.edge) e.load_edge_mask(mask, cfg.edge);
+  if (masked) e.load_edge_mask(mask, cfg.edge);
   const int64_t prefetch = e.stream_prefetch(n, 1);
   for (int v = 0; v < cfg.vectors; ++v) {
     // One prefetch per 64 bytes of the B row.
     if (prefetch > 0 && v % 2 == 0) e.prefetcht0(e.element(n, 1, 0, int64_t{v} * lanes, prefetch));
     const Mem src = e.element(n, 1, 0, int64_t{v} * lanes);
     if (cfg.edge && v == cfg.vectors - 1) {
-      e.vmaskmovps(e.temp(v), mask, src);
+      e.load_edge(e.temp(v), mask, src, cfg.edge);
     } else {
       e.vmovups(e.temp(v), src);
     }

@@ -2,13 +2,13 @@
 // contiguous in A's rows and B's columns. Each accumulator holds 8 partial sums over k; the
 // store kernel (store_dot.cpp) adds them up.
 //
-//                       B columns (k lanes each, masked when k < 8)
+//                       B columns (k lanes each, the rest zero when k < 8: load_edge)
 //                       temp(0)   temp(1)  ...  temp(n-1)
 //   A row i (k lanes)  +--------+--------+----+
 //   -> temp(n)     i=0 | ymm0   | ymm1   |    |   element (i, j) = ymm(i*n + j)
 //                  i=1 | ymm(n) | ...    |    |
 //
-//   edge mask = temp(n + 1)
+//   edge mask = temp(n + 1), when k needs one (edge_needs_mask)
 #include "kernels/kernel_emitters.h"
 
 namespace tessel {
@@ -39,14 +39,15 @@ void emit_fma_dot(PlanEmitter &e, const PlanNode &n) {
     e.fail("codegen: f32_fma_dot needs k contiguous in A and B");
     return;
   }
-  const int cols = static_cast<int>(cfg.cols);
-  if (!e.reserve_temps(cols + 1 + (cfg.masked ? 1 : 0), "f32_fma_dot")) return;
+  const int cols = static_cast<int>(cfg.cols), depth = static_cast<int>(cfg.depth);
+  const bool mask_register = cfg.masked && edge_needs_mask(depth);
+  if (!e.reserve_temps(cols + 1 + (mask_register ? 1 : 0), "f32_fma_dot")) return;
   const Vreg a_row = e.temp(cols), mask = e.temp(cols + 1);
-  if (cfg.masked) e.load_edge_mask(mask, static_cast<int>(cfg.depth));
-  // Masked loads zero the lanes beyond k, so those lanes add nothing.
+  if (mask_register) e.load_edge_mask(mask, depth);
+  // Edge loads zero the lanes beyond k, so those lanes add nothing.
   auto load = [&](Vreg dst, const Mem &src) {
     if (cfg.masked) {
-      e.vmaskmovps(dst, mask, src);
+      e.load_edge(dst, mask, src, depth);
     } else {
       e.vmovups(dst, src);
     }

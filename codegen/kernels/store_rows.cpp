@@ -15,8 +15,9 @@
 // any of it (1024^3 +2-3%, interleaved runs of the same plan on Zen 3); the others store
 // each vector as soon as it is ready (grouping them cost 32^3 and 64^3 with beta = 1 2-3%).
 //
-// A partial last vector is loaded with vmaskmovps but stored piece by piece (xmm, then 2 and
-// 1 floats): a masked 256-bit store costs ~14 cycles on Zen 3 (measured), the pieces ~3.
+// A partial last vector is loaded with load_edge() (vmaskmovps unless it is 1, 2 or 4 floats)
+// but stored piece by piece (xmm, then 2 and 1 floats): a masked 256-bit store costs ~14
+// cycles on Zen 3 (measured), the pieces ~3.
 #include "kernels/kernel_emitters.h"
 
 namespace tessel {
@@ -107,14 +108,14 @@ void emit_store_rows(PlanEmitter &e, const PlanNode &n) {
   }
   if (!e.reserve_temps(3, "f32_store_vec_rows")) return;
   const Vreg alpha = e.temp(0), tmp = e.temp(1), mask = e.temp(2);
-  if (cfg.edge && cfg.accumulate) e.load_edge_mask(mask, cfg.edge);
+  if (cfg.edge && cfg.accumulate && edge_needs_mask(cfg.edge)) e.load_edge_mask(mask, cfg.edge);
   if (cfg.accumulate) {
     e.vbroadcastss(alpha, e.alpha_slot());
     auto add_destination = [&](int64_t i, int v) {
       const Vreg acc = e.tile(static_cast<int>(i) * cfg.vectors + v);
       const Mem at = e.element(n, 1, i, int64_t{v} * lanes);
       if (cfg.edge && v == cfg.vectors - 1) {
-        e.vmaskmovps(tmp, mask, at);
+        e.load_edge(tmp, mask, at, cfg.edge);
         e.vfmadd213ps(acc, alpha, tmp);
       } else {
         e.vfmadd213ps(acc, alpha, at);
