@@ -87,7 +87,7 @@ class PlanEmitter : public EmitterBase {
   void load_edge_mask(Vreg mask, int valid);
   // dst = the `valid` (1..7) floats at `src`, the other lanes zero, reading nothing beyond
   // them: vmovss, vmovsd or an xmm vmovups for 1, 2 or 4 floats, else vmaskmovps under `mask`
-  // (loaded only when edge_needs_mask(valid), kernels.h).
+  // (loaded when edge_needs_mask(valid), kernels.h).
   void load_edge(Vreg dst, Vreg mask, const Mem &src, int valid);
 
  private:

@@ -41,11 +41,12 @@ constexpr int kKernelCount = 0
 
 const char *kernel_name(KernelId k);
 
-// Whether the kernels move a partial vector of `valid` floats (1..lanes-1) under a vmaskmov
-// mask: 1, 2 and 4 floats are one plain scalar, 64-bit or 128-bit load or store instead, as
-// cheap as a whole vector (the cost model charges the mask only where it is used).
-constexpr bool edge_needs_mask(int64_t valid) {
-  return valid != 1 && valid != 2 && valid != 4;
+// Whether the kernels move the partial last vector of a row, `leftover` floats (n % lanes),
+// under a vmaskmov mask: not when there is none, nor for 1, 2 and 4 floats, which are one
+// plain scalar, 64-bit or 128-bit load or store, as cheap as a whole vector (the cost model
+// charges a mask, a cycle and a register, only where one is used).
+constexpr bool edge_needs_mask(int64_t leftover) {
+  return leftover != 0 && leftover != 1 && leftover != 2 && leftover != 4;
 }
 
 }  // namespace tessel

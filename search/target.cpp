@@ -348,14 +348,14 @@ int Target::kernel_registers(KernelId k, const Spec &s) const {
   const int64_t m = s.dims[0], n = s.dims[1], kk = s.dims[2];
   const int nv = static_cast<int>((n + lanes - 1) / lanes);
   // vmaskmovps needs its mask in a register (edges of 1, 2 or 4 floats take none, kernels.h)
-  const int n_mask = n % lanes != 0 && edge_needs_mask(n % lanes) ? 1 : 0;
+  const int n_mask = edge_needs_mask(n % lanes) ? 1 : 0;
   switch (k) {
     case KernelId::FmaBroadcast:  // C, the B row, one broadcast, the edge mask
       return static_cast<int>(m) * nv + nv + 1 + n_mask;
     case KernelId::FmaScalar:
       return static_cast<int>(m) + 2;
     case KernelId::FmaDot:  // C, B columns, one A row, the k-edge mask
-      return static_cast<int>(m * n + n + 1) + (kk % lanes != 0 && edge_needs_mask(kk % lanes));
+      return static_cast<int>(m * n + n + 1) + (edge_needs_mask(kk % lanes) ? 1 : 0);
     case KernelId::ZeroRegisters:
       return register_count(s.operands[0].layout, s.dims[0], s.dims[1]);
     case KernelId::ZeroMemory:
@@ -374,8 +374,7 @@ double Target::kernel_cost(KernelId k, const Spec &s) const {
   const double m = s.dims[0], n = s.dims[1], kk = s.dims[2];
   const double nv = std::ceil(n / lanes);
   // A partial last vector of C's rows costs more only where it takes a mask (kernels.h).
-  const int64_t edge = static_cast<int64_t>(n) % lanes;
-  const bool ragged = edge != 0 && edge_needs_mask(edge);
+  const bool ragged = edge_needs_mask(static_cast<int64_t>(n) % lanes);
   switch (k) {
     case KernelId::FmaBroadcast:
       // Throughput of m*nv FMAs, or the FMA latency chain when there are too few
@@ -386,8 +385,7 @@ double Target::kernel_cost(KernelId k, const Spec &s) const {
       return std::max({m / c.fma_per_cycle, c.fma_latency, (m + 1) / c.loads_per_cycle});
     case KernelId::FmaDot:
       return std::max({m * n / c.fma_per_cycle, c.fma_latency, (m + n) / c.loads_per_cycle}) +
-             (kk < lanes && edge_needs_mask(static_cast<int64_t>(kk)) ? (m + n) * c.masked_extra
-                                                                      : 0);
+             (edge_needs_mask(static_cast<int64_t>(kk) % lanes) ? (m + n) * c.masked_extra : 0);
     case KernelId::ZeroRegisters:
       return 0.25 * register_count(s.operands[0].layout, s.dims[0], s.dims[1]);
     case KernelId::ZeroMemory:

@@ -47,7 +47,7 @@ void emit_fma_broadcast(PlanEmitter &e, const PlanNode &n) {
     e.fail("codegen: f32_fma_bcast needs B rows made of whole vectors");
     return;
   }
-  const bool masked = cfg.edge && edge_needs_mask(cfg.edge);
+  const bool masked = edge_needs_mask(cfg.edge);
   if (!e.reserve_temps(cfg.vectors + 1 + (masked ? 1 : 0), "f32_fma_bcast")) return;
   const Vreg bcast = e.temp(cfg.vectors), mask = e.temp(cfg.vectors + 1);
   if (masked) e.load_edge_mask(mask, cfg.edge);

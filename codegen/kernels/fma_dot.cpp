@@ -40,7 +40,7 @@ void emit_fma_dot(PlanEmitter &e, const PlanNode &n) {
     return;
   }
   const int cols = static_cast<int>(cfg.cols), depth = static_cast<int>(cfg.depth);
-  const bool mask_register = cfg.masked && edge_needs_mask(depth);
+  const bool mask_register = edge_needs_mask(depth % lanes);
   if (!e.reserve_temps(cols + 1 + (mask_register ? 1 : 0), "f32_fma_dot")) return;
   const Vreg a_row = e.temp(cols), mask = e.temp(cols + 1);
   if (mask_register) e.load_edge_mask(mask, depth);

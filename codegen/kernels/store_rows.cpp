@@ -108,7 +108,7 @@ void emit_store_rows(PlanEmitter &e, const PlanNode &n) {
   }
   if (!e.reserve_temps(3, "f32_store_vec_rows")) return;
   const Vreg alpha = e.temp(0), tmp = e.temp(1), mask = e.temp(2);
-  if (cfg.edge && cfg.accumulate && edge_needs_mask(cfg.edge)) e.load_edge_mask(mask, cfg.edge);
+  if (cfg.accumulate && edge_needs_mask(cfg.edge)) e.load_edge_mask(mask, cfg.edge);
   if (cfg.accumulate) {
     e.vbroadcastss(alpha, e.alpha_slot());
     auto add_destination = [&](int64_t i, int v) {
