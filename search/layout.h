@@ -80,7 +80,7 @@ int64_t buffer_elements(Layout l, int64_t rows, int64_t cols);
 // measured 32 panels side by side against one: 32x768x3072 +14%); but each row
 // writes a line into every panel of the group, and panels a multiple of 4 KiB apart put all
 // those lines in one L1 set: past 8 of them, stores evict lines still being written.
-// Measured on the 2-core Zen 5 VM (12-way L1), 32x768x3072, whose B is packed in 128x1024
+// Measured on the 2-core Zen 5 VM (12-way L1), 32x768x3072, whose B was then packed in 128x1024
 // blocks (panels 8 KiB apart): 8 panels side by side against 32, +30% for the whole GEMM;
 // against 4, +9%.
 int64_t pack_group_panels(int64_t panel_bytes);

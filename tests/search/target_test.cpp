@@ -121,7 +121,7 @@ const Target &host_target() {
 }
 
 TEST_CASE("operands that fit a cache together live there, larger ones in memory") {
-  // A core with a 512 KiB L2, whose usable share (384 KiB) holds 128^3's three 64 KiB
+  // A core with a 512 KiB L2, whose usable share (448 KiB) holds 128^3's three 64 KiB
   // operands but not 256^3's three 256 KiB ones.
   const Target t = avx2_target(HostCaches{32 * 1024, 512 * 1024, 32 * 1024 * 1024});
   const Spec mid = matmul_spec(256, 256, 256, false, false, false, 1, t.limits());
