@@ -85,9 +85,13 @@ struct Expansion {
   std::array<Child, kMaxChildren> children;
 };
 
-// Each operand's Target::footprint (0 past operand_count). Only its layout and shape set it,
-// so the staging variants of a spec share them, and a packing variant changes one.
-using OperandFootprints = std::array<int64_t, 3>;
+// Each operand's Target::footprint (0 past operand_count): `bytes` at every cache level, and
+// `l1` when it is in L1, which is more for rows that crowd into few L1 sets (see
+// operand_footprints). Only an operand's layout and shape set them, so the staging variants
+// of a spec share them, and a packing variant changes one operand's.
+struct OperandFootprints {
+  std::array<int64_t, 3> bytes{}, l1{};
+};
 OperandFootprints operand_footprints(const Spec &s, const Target &t);
 
 // Appends every action that applies to `s` (in the fixed order) to `out`.

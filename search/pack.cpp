@@ -52,8 +52,10 @@ void enumerate_packs(const Spec &s, const Target &t, const OperandFootprints &un
         // lines, and the body's other operands, before the body reads them (32x768x3072 then
         // packs 128x512 blocks of B into L2 instead of 128x1024: +4% on 1 and 2 threads).
         OperandFootprints sizes = unpacked;
-        sizes[operand] = t.footprint(packed.operands[operand], s.rows(operand), s.cols(operand));
-        if (ts.level > level) sizes[operand] += unpacked[operand];
+        sizes.bytes[operand] =
+            t.footprint(packed.operands[operand], s.rows(operand), s.cols(operand));
+        if (ts.level > level) sizes.bytes[operand] += unpacked.bytes[operand];
+        sizes.l1[operand] = sizes.bytes[operand];  // streamed along its rows, not crowded
         if (fits_caches(packed, sizes)) out.push_back(a);
       };
       for (int strip : strips) offer(strip, 0);

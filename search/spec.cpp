@@ -1,6 +1,8 @@
 #include "spec.h"
 
 #include <algorithm>
+#include <bit>
+#include <numeric>
 
 #include "check.h"
 
@@ -53,8 +55,8 @@ SpecKey spec_key(const Spec &s) {
   k[0] = uint64_t(s.op) | uint64_t(s.dtype) << 8 | uint64_t(s.accumulate) << 16 |
          uint64_t(s.threads) << 24;
   k[1] = tensor_code(s.operands[0]) | tensor_code(s.operands[1]) << 16 |
-         tensor_code(s.operands[2]) << 32 | uint64_t(s.operands[0].wide_stride) << 48 |
-         uint64_t(s.operands[1].wide_stride) << 49 | uint64_t(s.operands[2].wide_stride) << 50;
+         tensor_code(s.operands[2]) << 32 | uint64_t(s.operands[0].stride_class) << 48 |
+         uint64_t(s.operands[1].stride_class) << 51 | uint64_t(s.operands[2].stride_class) << 54;
   k[2] = uint64_t(uint32_t(s.dims[0])) | uint64_t(uint32_t(s.dims[1])) << 32;
   k[3] = uint64_t(uint32_t(s.dims[2])) | uint64_t(s.limits.vregs) << 32;
   k[4] =
@@ -74,7 +76,7 @@ Spec spec_from_key(const SpecKey &k) {
   s.threads = uint8_t(k[0] >> 24);
   for (int i = 0; i < 3; ++i) {
     s.operands[i] = tensor_from_code((k[1] >> (16 * i)) & 0xffff);
-    s.operands[i].wide_stride = (k[1] >> (48 + i)) & 1;
+    s.operands[i].stride_class = uint8_t((k[1] >> (48 + 3 * i)) & 7);
   }
   s.dims = {int32_t(uint32_t(k[2])), int32_t(uint32_t(k[2] >> 32)), int32_t(uint32_t(k[3]))};
   s.limits.vregs = uint32_t(k[3] >> 32);
@@ -109,7 +111,7 @@ Spec canonical(Spec s) {
     TensorSpec &t = s.operands[i];
     if (t.layout.is_register()) t.level = Level::VRF;  // one place to be
     if (!t.layout.is_panel()) t.layout.strip = 0;      // only panels have strips
-    if (t.layout.is_panel() || t.layout.is_register()) t.wide_stride = false;  // user data
+    if (t.layout.is_panel() || t.layout.is_register()) t.stride_class = 0;  // user data
   }
   if (s.threads == 0) s.threads = 1;
   return s;
@@ -143,6 +145,13 @@ Level home_level(int64_t m, int64_t n, int64_t k, int threads, const MemoryLimit
   return bytes <= limits.bytes(Level::L3) ? Level::L3 : Level::GL;
 }
 
+uint8_t stride_class(int64_t stride_bytes) {
+  if (stride_bytes < kWideStrideBytes) return 0;
+  constexpr int64_t kWay = 4096, kLine = 64;
+  const int64_t start_gap = std::max(std::gcd(stride_bytes, kWay), kLine);
+  return static_cast<uint8_t>(1 + std::countr_zero(static_cast<uint64_t>(kWay / start_gap)));
+}
+
 Spec matmul_spec(int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, bool accumulate,
                  int threads, MemoryLimits limits, int64_t lda_bytes, int64_t ldb_bytes) {
   TESSEL_CHECK(m > 0 && n > 0 && k > 0 && m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX,
@@ -153,9 +162,9 @@ Spec matmul_spec(int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, bo
   const Level home = home_level(m, n, k, threads, limits);
   const int64_t tight_a = (trans_a ? m : k) * 4, tight_b = (trans_b ? k : n) * 4;
   s.operands[0] = {home, trans_a ? col_major() : row_major(),
-                   std::max(lda_bytes, tight_a) >= kWideStrideBytes};
+                   stride_class(std::max(lda_bytes, tight_a))};
   s.operands[1] = {home, trans_b ? col_major() : row_major(),
-                   std::max(ldb_bytes, tight_b) >= kWideStrideBytes};
+                   stride_class(std::max(ldb_bytes, tight_b))};
   s.operands[2] = {home, row_major()};
   s.threads = uint8_t(threads < 1 ? 1 : threads > 255 ? 255 : threads);
   s.limits = limits;

@@ -2,8 +2,9 @@
 // the solver memoizes on them and the database keys on their coordinates.
 //
 // DESIGN NOTE (what a kernel bakes in): a spec fixes shapes, layouts and levels. Leading
-// dimensions of the user's A, B, C are not part of a spec: the search's cost does not depend
-// on them. They are baked into the emitted machine code as constants (as libxsmm does), so the
+// dimensions of the user's A, B, C are not part of a spec, only a coarse class of A's and B's
+// (TensorSpec::stride_class: what the cost model needs to know of them). They are baked into
+// the emitted machine code as constants (as libxsmm does), so the
 // registry key is spec + leading dimensions, while one solved plan serves every ld. alpha is a
 // run-time argument of every kernel (applied when accumulators are stored); beta selects the
 // operation: 0 -> Matmul (C is never read), 1 -> MatmulAccum, anything else -> the runtime
@@ -98,7 +99,7 @@ std::string to_string(const Spec &s);
 // The top-level spec for C = op(A)*op(B) (+ C) with row-major C; `trans_a` means A is
 // stored k x m (so read column-major), `trans_b` likewise for B.
 // `lda_bytes`, `ldb_bytes`: the distance between consecutive stored rows (or columns) of A
-// and B, which classifies them as wide-strided (0: as tight as the shape allows).
+// and B, which gives their stride classes (0: as tight as the shape allows).
 Spec matmul_spec(int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, bool accumulate,
                  int threads, MemoryLimits limits, int64_t lda_bytes = 0, int64_t ldb_bytes = 0);
 
@@ -110,6 +111,12 @@ Level home_level(int64_t m, int64_t n, int64_t k, int threads, const MemoryLimit
 // holds 64 sets of 64 bytes, so every eighth row 512 B apart falls in the same set, and a
 // staged tile of 64 such rows fills all 8 ways (128^3 with its B unpacked that way: -6.5%).
 constexpr int64_t kWideStrideBytes = 512;
+
+// The TensorSpec::stride_class of a user matrix whose stored rows are `stride_bytes` apart.
+// Row r starts at byte r * stride of a 4 KiB L1 way, which takes 4096 / gcd(stride, 4096)
+// values, as many sets up to 64: a stride of 4 KiB or a multiple (ld = 1024, 2048, 3072
+// floats) starts every row in the same set, 3 KiB (768 floats) in 4, 4000 bytes in all 64.
+uint8_t stride_class(int64_t stride_bytes);
 
 struct SpecHash {
   size_t operator()(const Spec &s) const { return spec_hash(s); }

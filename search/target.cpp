@@ -111,7 +111,7 @@ double Target::lines(const TensorSpec &t, int64_t rows, int64_t cols) const {
 }
 
 double Target::strided_rows_cost(const TensorSpec &t, int64_t rows, int64_t cols) const {
-  if (!t.wide_stride) return 0;
+  if (!t.wide_stride()) return 0;
   const int64_t stored_rows = t.layout.kind == LayoutKind::RowMajor ? rows : cols;
   return stored_rows > 1 ? coef.strided_row_cycles * static_cast<double>(stored_rows) : 0;
 }
@@ -140,6 +140,22 @@ double Target::read_cost(const TensorSpec &t, int64_t rows, int64_t cols, bool s
   }
   return lines(t, rows, cols) * coef.line_cycles[level] * factor +
          static_cast<double>(runs) * coef.run_start_cycles[level];
+}
+
+int64_t Target::crowded_footprint(const TensorSpec &t, int64_t rows, int64_t cols) const {
+  const int64_t whole_lines = footprint(t, rows, cols);
+  if (t.set_spread_log2() == TensorSpec::kAllSetsLog2) return whole_lines;
+  // Rows start in 2^spread sets `gap` sets apart, each set taking every 2^spread-th row, and a
+  // row of `span` lines covers the sets of ceil(span / gap) starts: the fullest set holds
+  // that many rows' lines. (A row as wide as a way covers every set anyway.)
+  constexpr int64_t kWay = 4096, kLine = 64, kSets = kWay / kLine;
+  const bool row_major = t.layout.kind == LayoutKind::RowMajor;
+  const int64_t stored = row_major ? rows : cols, width_bytes = 4 * (row_major ? cols : rows);
+  const int64_t spread = int64_t{1} << t.set_spread_log2(), gap = kSets / spread;
+  const int64_t span = std::min(width_bytes / kLine + 1, kSets);  // at unknown alignment
+  const int64_t fullest =
+      (stored + spread - 1) / spread * std::min({spread, stored, (span + gap - 1) / gap});
+  return std::max(whole_lines, fullest * kWay);
 }
 
 int64_t Target::footprint(const TensorSpec &t, int64_t rows, int64_t cols) const {

@@ -148,6 +148,10 @@ struct Target {
   // Bytes of cache a tile occupies (whole lines), at most kFootprintCap.
   static constexpr double kFootprintCap = 0x1p62;
   int64_t footprint(const TensorSpec &t, int64_t rows, int64_t cols) const;
+  // The L1 a tile takes, when its wide-strided rows start in fewer than all of L1's sets
+  // (TensorSpec::stride_class): those sets fill first, so as much as if every set held as
+  // many of its lines as the fullest one. Otherwise its footprint.
+  int64_t crowded_footprint(const TensorSpec &t, int64_t rows, int64_t cols) const;
 
  private:
   double compute_best_cycles_per_fma(int64_t m, int64_t n, bool in_loop) const;

@@ -11,10 +11,18 @@ namespace tessel {
 struct TensorSpec {
   Level level = Level::GL;
   Layout layout;
-  // User matrices only: consecutive rows (row-major) or columns (column-major) are at least
-  // kWideStrideBytes apart. Such rows land in few L1 sets and many pages, so reading a tile
-  // of them costs per row (Target::coef.strided_row_cycles); packing avoids it.
-  bool wide_stride = false;
+  // User matrices only, how far apart consecutive stored rows (row-major) or columns
+  // (column-major) are: 0 when less than kWideStrideBytes, else 1 + log2 of how many of the
+  // 64 sets of an L1 way the rows start in (stride_class in spec.h). Wide-strided rows land
+  // in few L1 sets and many pages, so reading a tile of them costs per row
+  // (Target::coef.strided_row_cycles); when they start in fewer than all sets, fewer of them
+  // fit in L1 (Target::crowded_footprint). Packing avoids both.
+  uint8_t stride_class = 0;
+
+  bool wide_stride() const { return stride_class != 0; }
+  // log2 of the L1 sets the rows start in (6: all of them).
+  int set_spread_log2() const { return stride_class == 0 ? kAllSetsLog2 : stride_class - 1; }
+  static constexpr int kAllSetsLog2 = 6;
 
   friend bool operator==(const TensorSpec &, const TensorSpec &) = default;
 };

@@ -98,6 +98,45 @@ TEST_CASE("operands fit the caches when at each level those at or inside it fit 
   CHECK(fit < tried * 9 / 10);
 }
 
+TEST_CASE("rows the kernels step across at each k fit L1 only as far as the sets they crowd") {
+  const Target t = avx2_target(HostCaches{});
+  // C (32 x 96) += A (32 x 64, in L1) * B (64 x 96): B's 64 rows, 384 bytes each, in L2.
+  Spec s;
+  s.op = Op::MatmulAccum;
+  s.dims = {32, 96, 64};
+  s.operands = {TensorSpec{Level::L1, row_major()}, TensorSpec{Level::L2, row_major()},
+                TensorSpec{Level::L2, row_major()}};
+  s.limits = t.limits();
+  auto offers_b_in_l1 = [&](uint8_t b_class) {
+    Spec v = s;
+    v.operands[1].stride_class = b_class;
+    std::vector<Action> out;
+    enumerate_stages(canonical(v), t, out);
+    for (const Action &a : out)
+      if (a.a == 1 && Level(a.b) == Level::L1) return true;
+    return false;
+  };
+  CHECK(offers_b_in_l1(0));        // tight rows
+  CHECK(offers_b_in_l1(7));        // wide, starting in all 64 sets
+  CHECK(offers_b_in_l1(6));        // 32 sets: two rows a set
+  CHECK(offers_b_in_l1(4));        // 512 bytes apart: 8 rows a set, with A's lines: 10.5
+  CHECK_FALSE(offers_b_in_l1(2));  // 2 KiB apart: 32 rows a set, where 12 fit
+  CHECK_FALSE(offers_b_in_l1(1));  // 8 KiB apart: all 64 rows in the same sets
+  // The fullest set's lines, a way's worth each: 64 (class 1), 64 / 8 (class 4).
+  TensorSpec b{Level::L1, row_major(), 1};
+  CHECK(t.crowded_footprint(b, 64, 96) == 64 * 4096);
+  b.stride_class = 4;
+  CHECK(t.crowded_footprint(b, 64, 96) == 8 * 4096);
+  b.stride_class = 7;
+  CHECK(t.crowded_footprint(b, 64, 96) == t.footprint(b, 64, 96));
+  // A is read along its rows (row-major): not crowded. Column-major, its rows run along k.
+  Spec a_wide = s;
+  a_wide.operands[0] = TensorSpec{Level::L1, row_major(), 1};
+  CHECK(operand_footprints(a_wide, t).l1[0] == operand_footprints(a_wide, t).bytes[0]);
+  a_wide.operands[0].layout = col_major();
+  CHECK(operand_footprints(a_wide, t).l1[0] > operand_footprints(a_wide, t).bytes[0]);
+}
+
 TEST_CASE("expand keeps a canonical spec's children canonical") {
   const Target t = avx2_target(HostCaches{});
   int checked = 0;
@@ -128,7 +167,7 @@ TEST_CASE("expand keeps a canonical spec's children canonical") {
     Spec s = random_spec(rng);
     s.limits = t.limits();
     s.threads = uint8_t(1 + rng() % 2);
-    for (TensorSpec &ts : s.operands) ts.wide_stride = rng() & 1;
+    for (TensorSpec &ts : s.operands) ts.stride_class = uint8_t(rng() % 8);
     check_children(canonical(s));
   }
   CHECK(checked > 50000);
@@ -179,9 +218,14 @@ TEST_CASE("operand footprints shared by a spec's variants are each operand's foo
   for (int i = 0; i < 5000; ++i) {
     const Spec s = random_spec(rng);
     const OperandFootprints sizes = operand_footprints(s, t);
-    for (int op = 0; op < 3; ++op)
-      CHECK(sizes[op] ==
-            (op < s.operand_count() ? t.footprint(s.operands[op], s.rows(op), s.cols(op)) : 0));
+    for (int op = 0; op < 3; ++op) {
+      const bool present = op < s.operand_count();
+      const TensorSpec &ts = s.operands[op];
+      CHECK(sizes.bytes[op] == (present ? t.footprint(ts, s.rows(op), s.cols(op)) : 0));
+      CHECK(sizes.l1[op] >= sizes.bytes[op]);
+      if (ts.stride_class == 0 || ts.set_spread_log2() == TensorSpec::kAllSetsLog2)
+        CHECK(sizes.l1[op] == sizes.bytes[op]);
+    }
     CHECK(fits_caches(s, sizes) == fits_caches(s, t));
   }
 }

@@ -60,7 +60,7 @@ TEST_CASE("the memo returns each entry as put, for exactly the spec put, whateve
         s.dims[i % 3] += 1000;
         break;
       case 1:
-        s.operands[i % 3].wide_stride = !s.operands[i % 3].wide_stride;
+        s.operands[i % 3].stride_class = s.operands[i % 3].stride_class ? 0 : 1;
         break;
       case 2:
         s.limits.l2_kib += 4096;

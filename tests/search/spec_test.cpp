@@ -62,23 +62,45 @@ TEST_CASE("spec keys distinguish every field the solver reads") {
   other.limits.l1_kib += 1;
   CHECK(spec_key(other) != spec_key(base));
   other = base;
-  other.operands[0].wide_stride = !base.operands[0].wide_stride;
-  CHECK(spec_key(other) != spec_key(base));
-  CHECK(spec_from_key(spec_key(other)) == other);
+  for (uint8_t cls = 1; cls <= 7; ++cls) {  // every stride class of every operand
+    for (int i = 0; i < 3; ++i) {
+      other = base;
+      other.operands[i].stride_class = cls;
+      CHECK(spec_key(other) != spec_key(base));
+      CHECK(spec_from_key(spec_key(other)) == other);
+    }
+  }
 }
 
 TEST_CASE("user matrices are wide-strided from 512 bytes between stored rows") {
   const Target t = avx2_target(HostCaches{});
-  CHECK_FALSE(matmul_spec(8, 256, 64, false, false, false, 1, t.limits()).a().wide_stride);
-  CHECK_FALSE(matmul_spec(8, 256, 127, false, false, false, 1, t.limits()).a().wide_stride);
-  CHECK(matmul_spec(8, 256, 128, false, false, false, 1, t.limits()).a().wide_stride);
-  CHECK(matmul_spec(8, 256, 16, false, false, false, 1, t.limits(), 512).a().wide_stride);
-  CHECK(matmul_spec(600, 4, 16, true, false, false, 1, t.limits()).a().wide_stride);  // A^T
-  CHECK_FALSE(matmul_spec(8, 100, 64, false, false, false, 1, t.limits()).b().wide_stride);
-  CHECK(matmul_spec(8, 128, 64, false, false, false, 1, t.limits()).b().wide_stride);
+  CHECK_FALSE(matmul_spec(8, 256, 64, false, false, false, 1, t.limits()).a().wide_stride());
+  CHECK_FALSE(matmul_spec(8, 256, 127, false, false, false, 1, t.limits()).a().wide_stride());
+  CHECK(matmul_spec(8, 256, 128, false, false, false, 1, t.limits()).a().wide_stride());
+  CHECK(matmul_spec(8, 256, 16, false, false, false, 1, t.limits(), 512).a().wide_stride());
+  CHECK(matmul_spec(600, 4, 16, true, false, false, 1, t.limits()).a().wide_stride());  // A^T
+  CHECK_FALSE(matmul_spec(8, 100, 64, false, false, false, 1, t.limits()).b().wide_stride());
+  CHECK(matmul_spec(8, 128, 64, false, false, false, 1, t.limits()).b().wide_stride());
   Spec packed = matmul_spec(8, 256, 512, false, false, false, 1, t.limits());
   packed.operands[0].layout = panel_rows(6);
-  CHECK_FALSE(canonical(packed).a().wide_stride);  // our buffers are never strided
+  CHECK_FALSE(canonical(packed).a().wide_stride());  // our buffers are never strided
+}
+
+TEST_CASE("a wide stride's class says how many L1 sets its rows start in") {
+  CHECK(stride_class(508) == 0);          // not wide
+  CHECK(stride_class(4096) == 1);         // ld 1024 floats: every row in the same set
+  CHECK(stride_class(8192 + 4096) == 1);  // ld 3072
+  CHECK(stride_class(2048) == 2);         // ld 512: two sets
+  CHECK(stride_class(3072) == 3);         // ld 768: four
+  CHECK(stride_class(512) == 4);          // eight
+  CHECK(stride_class(4000) == 7);         // ld 1000: all 64 (starts 32 bytes apart)
+  CHECK(stride_class(4096 + 64) == 7);    // one line further each row
+  const Target t = avx2_target(HostCaches{});
+  const Spec s = matmul_spec(64, 2048, 1024, false, false, false, 1, t.limits());
+  CHECK(s.a().stride_class == 1);
+  CHECK(s.b().stride_class == 1);
+  CHECK(s.a().set_spread_log2() == 0);
+  CHECK(matmul_spec(64, 2000, 64, false, false, false, 1, t.limits()).b().set_spread_log2() == 6);
 }
 
 TEST_CASE("panel layouts address elements as documented") {
