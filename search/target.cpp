@@ -270,8 +270,9 @@ double Target::lower_bound(const Spec &s) const {
   for (int i = 0; i < 3; ++i) {
     const TensorSpec &t = s.operands[i];
     if (t.layout.is_register() || t.level == Level::L1) continue;
-    // C is read for ownership and written back once at least (see StoreRows).
-    bound += (i == 2 ? 2 : 1) * lines(t, s.rows(i), s.cols(i)) *
+    // C is read for ownership and written back once at least (see StoreRows); A and B are
+    // read once at least, of which staging may hide a share behind the FMAs (stage.cpp).
+    bound += (i == 2 ? 2 : 1 - coef.staged_read_hidden) * lines(t, s.rows(i), s.cols(i)) *
              coef.line_cycles[static_cast<int>(t.level)];
   }
   return bound;

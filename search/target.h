@@ -63,6 +63,12 @@ struct CostCoefficients {
   // aliasing, a page per row). Measured: with it the search packs A at 512^3 and 1024^3 and
   // runs 8-12% faster there (interleaved A/B runs, see the #3 closing note); 256^3 is narrow.
   double strided_row_cycles = 8;
+  // The share of a staged A or B tile's reads that may hide behind its body's FMAs (the cores
+  // run ahead out of order and the prefetchers stream rows, while the model adds costs up):
+  // at most this much, and at most the body's FMA cycles. Paired, same library: 33x1111x777
+  // +16% on 1 and 2 threads (it stages B unpacked instead of packing it), 129^3 on two
+  // threads +10%, 128^3 and 64^3 on two +2%, 1000^3 and the GEMVs unchanged; 0.75 hid no more.
+  double staged_read_hidden = 0.5;
   // oneTBB parallel_for dispatch and join. perf/fork_join, back-to-back calls: 0.6-1.1 us
   // beyond the work on the 2-core Zen 5 machines (2800-4500 cycles at 4.2 GHz), 0.8-1.4 us on
   // a Zen 3 VM (2500-4400 cycles at 3.15 GHz). At 6000 the search kept 64^3 on one thread;

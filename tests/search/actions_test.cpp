@@ -137,6 +137,29 @@ TEST_CASE("rows the kernels step across at each k fit L1 only as far as the sets
   CHECK(operand_footprints(a_wide, t).l1[0] > operand_footprints(a_wide, t).bytes[0]);
 }
 
+TEST_CASE("a staged tile of A or B is charged its reads less what hides behind the FMAs") {
+  const Target t = avx2_target(HostCaches{});
+  const double hidden = t.coef.staged_read_hidden;
+  REQUIRE(hidden > 0);
+  REQUIRE(hidden < 1);
+  auto spec = [&](int32_t m) {  // C (m x 512) += A (m x 64) * B (64 x 512), all in L3
+    Spec s;
+    s.op = Op::MatmulAccum;
+    s.dims = {m, 512, 64};
+    s.operands = {TensorSpec{Level::L3, row_major()}, TensorSpec{Level::L3, row_major()},
+                  TensorSpec{Level::L3, row_major()}};
+    s.limits = t.limits();
+    return canonical(s);
+  };
+  const Action b_to_l2{ActionKind::Stage, 1, uint8_t(Level::L2), 0};
+  const double reads = t.read_cost(spec(1).b(), 64, 512, /*side_by_side=*/true);
+  // Many FMAs (48 rows): the share. One row: 4096 FMA cycles' worth, less than the share.
+  CHECK(expand(spec(48), b_to_l2, t).local_cycles == doctest::Approx(reads * (1 - hidden)));
+  const double one_row_fmas = 64.0 * 64 / t.coef.fma_per_cycle;
+  REQUIRE(one_row_fmas < reads * hidden);
+  CHECK(expand(spec(1), b_to_l2, t).local_cycles == doctest::Approx(reads - one_row_fmas));
+}
+
 TEST_CASE("expand keeps a canonical spec's children canonical") {
   const Target t = avx2_target(HostCaches{});
   int checked = 0;
