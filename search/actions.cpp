@@ -204,7 +204,7 @@ bool fits_caches(const Spec &s, const OperandFootprints &sizes) {
   constexpr int kL3 = static_cast<int>(Level::L3);
   std::array<int64_t, kL3 + 1> at{};
   std::array<bool, kL3 + 1> present{};
-  int64_t in_l1 = 0;  // L1 holds what is at L1, as it takes L1
+  int64_t in_l1 = 0;  // what sits in L1, counted as the L1 it takes (sizes.l1)
   for (int i = 0; i < s.operand_count(); ++i) {
     const TensorSpec &ts = s.operands[i];
     if (ts.layout.is_register() || ts.level > Level::L3) continue;

@@ -4,9 +4,9 @@
 // DESIGN NOTE (what a kernel bakes in): a spec fixes shapes, layouts and levels. Leading
 // dimensions of the user's A, B, C are not part of a spec, only a coarse class of A's and B's
 // (TensorSpec::stride_class: what the cost model needs to know of them). They are baked into
-// the emitted machine code as constants (as libxsmm does), so the
-// registry key is spec + leading dimensions, while one solved plan serves every ld. alpha is a
-// run-time argument of every kernel (applied when accumulators are stored); beta selects the
+// the emitted machine code as constants (as libxsmm does), so the registry key is spec +
+// leading dimensions, while one solved plan serves every ld of a class. alpha is a run-time
+// argument of every kernel (applied when accumulators are stored); beta selects the
 // operation: 0 -> Matmul (C is never read), 1 -> MatmulAccum, anything else -> the runtime
 // scales C, then MatmulAccum.
 #pragma once
