@@ -1,6 +1,7 @@
 #include "layout.h"
 
 #include "check.h"
+#include "level.h"
 
 namespace tessel {
 
@@ -78,10 +79,9 @@ int64_t buffer_elements(Layout l, int64_t rows, int64_t cols) {
 
 int64_t pack_group_panels(int64_t panel_bytes) {
   constexpr int64_t kMaxGroup = 16, kLinesPerSet = 8;
-  constexpr int64_t kLine = 64, kSets = 4096 / kLine;  // the L1 sets 4 KiB of lines cover
-  int64_t lines_in_set[kSets] = {};
+  int64_t lines_in_set[kL1Sets] = {};
   for (int64_t g = 0; g < kMaxGroup; ++g)
-    if (++lines_in_set[g * panel_bytes / kLine % kSets] > kLinesPerSet) return g;
+    if (++lines_in_set[g * panel_bytes / kLineBytes % kL1Sets] > kLinesPerSet) return g;
   return kMaxGroup;
 }
 

@@ -147,9 +147,8 @@ Level home_level(int64_t m, int64_t n, int64_t k, int threads, const MemoryLimit
 
 uint8_t stride_class(int64_t stride_bytes) {
   if (stride_bytes < kWideStrideBytes) return 0;
-  constexpr int64_t kWay = 4096, kLine = 64;
-  const int64_t start_gap = std::max(std::gcd(stride_bytes, kWay), kLine);
-  return static_cast<uint8_t>(1 + std::countr_zero(static_cast<uint64_t>(kWay / start_gap)));
+  const int64_t start_gap = std::max(std::gcd(stride_bytes, kL1WayBytes), kLineBytes);
+  return static_cast<uint8_t>(1 + std::countr_zero(static_cast<uint64_t>(kL1WayBytes / start_gap)));
 }
 
 Spec matmul_spec(int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, bool accumulate,

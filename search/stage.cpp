@@ -7,7 +7,6 @@
 // reduction splits revisit then stays there, and it is read for ownership and written back
 // once. (From L3 it would save little, and double the specs to search.)
 #include <algorithm>
-#include <cmath>
 
 #include "action.h"
 
@@ -47,13 +46,9 @@ void expand_stage(const Spec &s, const Action &a, const Target &t, Expansion &e)
   if (a.a == 2)
     e.local_cycles += t.lines(from, rows, cols) * t.coef.line_cycles[static_cast<int>(from.level)];
   if (Level(a.b) == Level::L1) e.local_cycles += t.strided_rows_cost(from, rows, cols);
-  if (a.a != 2) {  // A and B are read while the body multiplies (CostCoefficients)
-    const double body_fma_cycles = static_cast<double>(s.dims[0]) *
-                                   std::ceil(static_cast<double>(s.dims[1]) / t.lanes) *
-                                   static_cast<double>(s.dims[2]) / t.coef.fma_per_cycle;
-    e.local_cycles = std::max(e.local_cycles * (1 - t.coef.staged_read_hidden),
-                              e.local_cycles - body_fma_cycles);
-  }
+  if (a.a != 2)  // A and B are read while the body multiplies (CostCoefficients)
+    e.local_cycles =
+        std::max(e.local_cycles * (1 - t.coef.staged_read_hidden), e.local_cycles - t.fma_bound(s));
   e.children[0].spec = s;
   e.children[0].spec.operands[a.a].level = Level(a.b);
   e.children[0].present = true;

@@ -148,14 +148,13 @@ int64_t Target::crowded_footprint(const TensorSpec &t, int64_t rows, int64_t col
   // Rows start in 2^spread sets `gap` sets apart, each set taking every 2^spread-th row, and a
   // row of `span` lines covers the sets of ceil(span / gap) starts: the fullest set holds
   // that many rows' lines. (A row as wide as a way covers every set anyway.)
-  constexpr int64_t kWay = 4096, kLine = 64, kSets = kWay / kLine;
   const bool row_major = t.layout.kind == LayoutKind::RowMajor;
   const int64_t stored = row_major ? rows : cols, width_bytes = 4 * (row_major ? cols : rows);
-  const int64_t spread = int64_t{1} << t.set_spread_log2(), gap = kSets / spread;
-  const int64_t span = std::min(width_bytes / kLine + 1, kSets);  // at unknown alignment
+  const int64_t spread = int64_t{1} << t.set_spread_log2(), gap = kL1Sets / spread;
+  const int64_t span = std::min(width_bytes / kLineBytes + 1, kL1Sets);  // unknown alignment
   const int64_t fullest =
       (stored + spread - 1) / spread * std::min({spread, stored, (span + gap - 1) / gap});
-  return std::max(whole_lines, fullest * kWay);
+  return std::max(whole_lines, fullest * kL1WayBytes);
 }
 
 int64_t Target::footprint(const TensorSpec &t, int64_t rows, int64_t cols) const {
@@ -257,14 +256,20 @@ double Target::compute_best_cycles_per_fma(int64_t m, int64_t n, bool in_loop) c
   return best == 1e30 ? 1 / coef.fma_per_cycle : best;
 }
 
-double Target::lower_bound(const Spec &s) const {
+double Target::fma_bound(const Spec &s) const {
   if (!s.is_matmul()) return 0;
   const double m = s.dims[0], n = s.dims[1], k = s.dims[2];
   // The broadcast kernels spend ceil(n / lanes) FMAs per row and k step; the dot kernel
   // ceil(k / lanes) per element. Each needs at least that many FMA issue slots.
   const double fmas = std::min(m * std::ceil(n / lanes) * k, m * n * std::ceil(k / lanes));
   // With k > 1 every multiply kernel runs in a loop over k and pays an iteration each.
-  double bound = fmas * best_cycles_per_fma(s.dims[0], s.dims[1], k > 1);
+  return fmas * best_cycles_per_fma(s.dims[0], s.dims[1], k > 1);
+}
+
+double Target::lower_bound(const Spec &s) const {
+  if (!s.is_matmul()) return 0;
+  const double m = s.dims[0], n = s.dims[1];
+  double bound = fma_bound(s);
   // Every element of C in memory is stored at least once, a vector at a time.
   if (!s.c().layout.is_register()) bound += m * std::ceil(n / lanes) / coef.stores_per_cycle;
   for (int i = 0; i < 3; ++i) {

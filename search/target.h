@@ -134,6 +134,8 @@ struct Target {
   // width, plus compulsory traffic (every operand's lines once from where it lives). The
   // solver's branch and bound relies on it never exceeding the true optimum.
   double lower_bound(const Spec &s) const;
+  // Its first term: the fewest cycles the multiply kernels of any plan for `s` take.
+  double fma_bound(const Spec &s) const;
   // Fewest cycles per vector FMA any register tile inside an m x n output can reach, with
   // the k loop's iteration cost when the kernel runs in one.
   double best_cycles_per_fma(int64_t m, int64_t n, bool in_loop) const;

@@ -1,6 +1,7 @@
 // A tensor operand of a spec: where it lives and how it is laid out. Its shape comes from
 // the spec's dimensions (see operand_dims in spec.h), so it is not repeated here.
 #pragma once
+#include <bit>
 #include <string>
 
 #include "layout.h"
@@ -22,7 +23,7 @@ struct TensorSpec {
   bool wide_stride() const { return stride_class != 0; }
   // log2 of the L1 sets the rows start in (6: all of them).
   int set_spread_log2() const { return stride_class == 0 ? kAllSetsLog2 : stride_class - 1; }
-  static constexpr int kAllSetsLog2 = 6;
+  static constexpr int kAllSetsLog2 = std::countr_zero(static_cast<uint64_t>(kL1Sets));
 
   friend bool operator==(const TensorSpec &, const TensorSpec &) = default;
 };
