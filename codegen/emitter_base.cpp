@@ -158,6 +158,10 @@ void EmitterBase::preamble(const FrameNeeds &needs) {
     load(true, scratch, offsetof(KernelArgs, end));
     store(true, kEndSlot);
   }
+  if (needs.copies) {
+    load(true, scratch, offsetof(KernelArgs, copies));
+    store(true, kCopiesSlot);
+  }
   load(true, args, offsetof(KernelArgs, a));
 }
 

@@ -196,6 +196,8 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
   Xbyak::Address base_slot(int tensor) {
     return qword[rsp + (frame_shift_ + kBaseSlots + 8 * tensor)];
   }
+  // A split of k's copies of C (KernelArgs::copies).
+  Xbyak::Address copies_slot() { return qword[rsp + (frame_shift_ + kCopiesSlot)]; }
   Xbyak::Address spill_slot(int i) { return qword[rsp + (frame_shift_ + kSpillSlots + 8 * i)]; }
 
  protected:
@@ -209,6 +211,7 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
     int saved_registers = kSavedRegisters;
     bool workspace = true;  // workspace_slot() is read
     bool range = true;      // begin_slot() and end_slot() are read
+    bool copies = false;    // copies_slot() is read
   };
   static constexpr int kSavedRegisters = 6;
   // Saves the callee-saved registers the body uses, reserves the frame, copies KernelArgs
@@ -269,7 +272,7 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
 
   static constexpr int kAlphaSlot = 0, kWorkspaceSlot = 8, kBeginSlot = 16, kEndSlot = 24,
                        kIndexSlot = 32, kRowSlot = 40, kColumnSlot = 48, kBaseSlots = 56,
-                       kSpillSlots = 80;
+                       kCopiesSlot = 80, kSpillSlots = 88;
   int frame_bytes_ = 0;
   int frame_shift_ = 0;
   int saved_registers_ = 0;

@@ -70,6 +70,8 @@ bool emit_kernel(const EmitRequest &req, std::unique_ptr<JitKernel> *out, std::s
     kernel->fn_ = reinterpret_cast<KernelFn>(code.code);
     kernel->workspace_bytes_ = emitter.workspace_bytes();
     kernel->parallel_iterations_ = req.plan->grid_iterations();
+    kernel->reduction_parts_ = req.plan->reduction_parts();
+    kernel->copy_floats_ = emitter.copy_floats();
     kernel->outlined_tiles_ = emitter.outlined_tiles();
     kernel->tile_calls_ = emitter.tile_calls();
     kernel->name_ = req.name;

@@ -24,9 +24,13 @@ struct KernelArgs {
   void *workspace = nullptr;  // offset 32: >= JitKernel::workspace_bytes, 64-byte aligned
   int64_t begin = 0;          // offset 40
   int64_t end = 0;            // offset 48
+  // offset 56: a split of k (Plan::reduction_parts) writes part i > 0 into copies + (i - 1)
+  // * JitKernel::copy_floats, to be added into C by the caller once every part has run.
+  float *copies = nullptr;
 };
 static_assert(offsetof(KernelArgs, alpha) == 24 && offsetof(KernelArgs, workspace) == 32 &&
-              offsetof(KernelArgs, begin) == 40 && offsetof(KernelArgs, end) == 48);
+              offsetof(KernelArgs, begin) == 40 && offsetof(KernelArgs, end) == 48 &&
+              offsetof(KernelArgs, copies) == 56);
 
 using KernelFn = void (*)(const KernelArgs *);
 
@@ -53,6 +57,10 @@ class JitKernel {
   // Parallel root: the iteration count of the outermost loop (tiles incl. remainder); 0 when
   // the kernel is serial.
   int64_t parallel_iterations() const { return parallel_iterations_; }
+  // A split of k: its parts (0 when the kernel splits C or is serial), and the floats of each
+  // copy of C that parts 1.. write (C's rows times ldc, rounded up to 64 bytes).
+  int64_t reduction_parts() const { return reduction_parts_; }
+  int64_t copy_floats() const { return copy_floats_; }
   const std::string &name() const { return name_; }
   // Register tiles emitted once as subroutines, and the call sites that run them (0 and 0
   // when no tile recurs; see plan_emitter.h).
@@ -67,6 +75,7 @@ class JitKernel {
   size_t mapped_size_ = 0;
   int64_t workspace_bytes_ = 0;
   int64_t parallel_iterations_ = 0;
+  int64_t reduction_parts_ = 0, copy_floats_ = 0;
   int outlined_tiles_ = 0, tile_calls_ = 0;
   std::string name_;
 };

@@ -206,6 +206,7 @@ EmitterBase::FrameNeeds PlanEmitter::frame_needs() const {
                                            kCounterRegisters - kCallerSavedCounters);
   needs.workspace = buffers;
   needs.range = grid;
+  needs.copies = plan_->reduction_parts() > 0;
   return needs;
 }
 
@@ -299,7 +300,7 @@ void PlanEmitter::emit_node(int id) {
         fail("codegen: a parallel grid below the root");
         return;
       }
-      emit_parallel_grid(id);
+      n.dim == 2 ? emit_parallel_split_k(id) : emit_parallel_grid(id);
       return;
     case NodeKind::Block:
       for (int c : n.children)
@@ -467,6 +468,100 @@ void PlanEmitter::emit_unrolled_kernel_loop(int id, int64_t iterations, const Sh
   }
 }
 
+void PlanEmitter::begin_range(int64_t iterations, Xbyak::Label &done) {
+  // index = clamp(begin, 0, ...), end = min(end, iterations): a caller's sloppy range never
+  // runs iterations that do not exist. Leaves index in reg_count.
+  mov(reg_count, begin_slot());
+  xor_(reg_scratch.cvt32(), reg_scratch.cvt32());
+  test(reg_count, reg_count);
+  cmovs(reg_count, reg_scratch);
+  mov(reg_count_outer, end_slot());
+  mov(reg_scratch, iterations);
+  cmp(reg_count_outer, reg_scratch);
+  cmovg(reg_count_outer, reg_scratch);
+  mov(end_slot(), reg_count_outer);
+  mov(index_slot(), reg_count);
+  cmp(reg_count, reg_count_outer);
+  jge(done);
+}
+
+void PlanEmitter::next_in_range(Xbyak::Label &top) {
+  mov(reg_count, index_slot());
+  inc(reg_count);
+  mov(index_slot(), reg_count);
+  cmp(reg_count, end_slot());
+  jl(top);
+}
+
+int64_t PlanEmitter::copy_floats() const {
+  if (plan_->reduction_parts() == 0) return 0;
+  const int64_t rows = plan_->nodes[static_cast<size_t>(plan_->root)].spec.dims[0];
+  return (rows * req_->ldc + 15) / 16 * 16;
+}
+
+// Part i of k: A and B moved i parts along k, C the call's for part 0 and its copy i - 1
+// otherwise; each part computed afresh, so any range of parts runs on its own.
+void PlanEmitter::emit_parallel_split_k(int id) {
+  const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
+  Shifts by_part;
+  if (!loop_shifts(n, 2, n.step, &by_part)) return;
+  const bool last = n.spec.dims[2] % n.step != 0;
+  const int64_t parts = n.trips + (last ? 1 : 0);
+  if (n.trips < 1 || n.children[0] < 0 || (n.trips > 1) != (n.children[1] >= 0) ||
+      last != (n.children[2] >= 0) || n.children[3] >= 0 || parts != plan_->grid_iterations() ||
+      n.trips >= INT32_MAX || n.tensors[2] != 2) {
+    fail("codegen: malformed split of k");
+    return;
+  }
+  for (const Shift &s : by_part)
+    if (s.first > 1) {
+      fail("codegen: a split of k moves a tensor other than A and B");
+      return;
+    }
+  const Xbyak::Reg64 &c = tensors_[2].reg;
+  Xbyak::Label top, next, done, copy, in_last;
+  begin_range(parts, done);
+  for (int t = 0; t < 3; ++t) mov(base_slot(t), tensors_[static_cast<size_t>(t)].reg);
+
+  L(top);
+  for (int t = 0; t < 2; ++t) {
+    const Xbyak::Reg64 &reg = tensors_[static_cast<size_t>(t)].reg;
+    mov(reg, base_slot(t));
+    for (const Shift &s : by_part)
+      if (s.first == t && s.second != 0) {
+        mov(reg_scratch, s.second);
+        imul(reg_scratch, index_slot());
+        add(reg, reg_scratch);
+      }
+  }
+  cmp(index_slot(), 0);
+  jne(copy);
+  mov(c, base_slot(2));
+  emit_node(n.children[0]);
+  jmp(next);
+  L(copy);
+  mov(c, index_slot());
+  dec(c);
+  mov(reg_scratch, copy_floats() * 4);
+  imul(c, reg_scratch);
+  add(c, copies_slot());
+  if (last) {
+    cmp(index_slot(), static_cast<int32_t>(n.trips));
+    jge(in_last);
+  }
+  if (n.children[1] >= 0) {
+    emit_node(n.children[1]);
+    jmp(next);
+  }
+  if (last) {
+    L(in_last);
+    emit_node(n.children[2]);
+  }
+  L(next);
+  next_in_range(top);
+  L(done);
+}
+
 void PlanEmitter::emit_parallel_grid(int id) {
   const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
   Shifts by_row, by_column;
@@ -491,20 +586,7 @@ void PlanEmitter::emit_parallel_grid(int id) {
       return;
     }
   Xbyak::Label top, next, done;
-  // index = clamp(begin, 0, ...), end = min(end, total): a caller's sloppy range never runs
-  // tiles that do not exist.
-  mov(reg_count, begin_slot());
-  xor_(reg_scratch.cvt32(), reg_scratch.cvt32());
-  test(reg_count, reg_count);
-  cmovs(reg_count, reg_scratch);
-  mov(reg_count_outer, end_slot());
-  mov(reg_scratch, total);
-  cmp(reg_count_outer, reg_scratch);
-  cmovg(reg_count_outer, reg_scratch);
-  mov(end_slot(), reg_count_outer);
-  mov(index_slot(), reg_count);
-  cmp(reg_count, reg_count_outer);
-  jge(done);
+  begin_range(total, done);
   for (int t : moved) mov(base_slot(t), tensors_[static_cast<size_t>(t)].reg);
   // The first tile's row and column; div takes rdx (reg_c), whose value is saved above.
   mov(reg_scratch, reg_count);
@@ -570,11 +652,7 @@ void PlanEmitter::emit_parallel_grid(int id) {
   inc(row_slot());
   L(same_row);
   mov(column_slot(), reg_count);
-  mov(reg_count, index_slot());
-  inc(reg_count);
-  mov(index_slot(), reg_count);
-  cmp(reg_count, end_slot());
-  jl(top);
+  next_in_range(top);
   L(done);
 }
 

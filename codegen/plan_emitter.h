@@ -44,6 +44,8 @@ class PlanEmitter : public EmitterBase {
   // Workspace the function needs: its plan's buffers, then the C copy if any (see
   // plan_c_copy).
   int64_t workspace_bytes() const;
+  // Floats of each copy of C a split of k writes (0 for other plans): see KernelArgs::copies.
+  int64_t copy_floats() const;
 
   // ---- for kernel emitters ----------------------------------------------------------------
   static constexpr int kLanes = 8;  // f32 lanes of a ymm register
@@ -159,6 +161,12 @@ class PlanEmitter : public EmitterBase {
   void emit_node(int id);
   void emit_loop(int id);
   void emit_parallel_grid(int id);
+  void emit_parallel_split_k(int id);
+  // The parallel root's iteration range from begin_slot() and end_slot(), clamped to
+  // [0, iterations) into index_slot() and end_slot(); jumps to `done` when it is empty.
+  void begin_range(int64_t iterations, Xbyak::Label &done);
+  // index_slot() + 1, and back to `top` while it is below end_slot().
+  void next_in_range(Xbyak::Label &top);
   void emit_unrolled_kernel_loop(int id, int64_t iterations, const Shifts &shifts);
   void emit_alloc(int id);
   void emit_kernel_call(int id);

@@ -24,14 +24,30 @@ tbb::task_arena &arena(int threads) {
   return *slot;
 }
 
+// C += the copies of C that the parts of a split of k wrote (row-major, C's ldc). Tiny next to
+// the parts: the search splits k only for a small C over a long reduction.
+void add_copies(float *c, const float *copies, int64_t count, int64_t copy_floats,
+                const KernelKey &key) {
+  for (int64_t i = 0; i < key.m; ++i) {
+    float *row = c + i * key.ldc;
+    for (int64_t p = 0; p < count; ++p) {
+      const float *from = copies + p * copy_floats + i * key.ldc;
+      for (int64_t j = 0; j < key.n; ++j) row[j] += from[j];
+    }
+  }
+}
+
 }  // namespace
 
-void execute_parallel(const CompiledKernel &kernel, const KernelArgs &args) {
+void execute_parallel(const CompiledKernel &kernel, const KernelArgs &call) {
   const JitKernel &jit = *kernel.jit;
   // Read here, on the calling thread: the tasks then only read what their caller wrote
   // before parallel_for (the hand-over ThreadSanitizer cannot see, tests/tsan.supp).
   const KernelFn fn = jit.fn();
   const int64_t iterations = jit.parallel_iterations(), bytes = jit.workspace_bytes();
+  const int64_t parts = jit.reduction_parts(), copy = jit.copy_floats();
+  KernelArgs args = call;
+  if (parts > 1) args.copies = ThreadState::get().copies((parts - 1) * copy);
   arena(kernel.key.threads).execute([&] {
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, iterations, 1),
                       [&](const tbb::blocked_range<int64_t> &r) {
@@ -42,6 +58,7 @@ void execute_parallel(const CompiledKernel &kernel, const KernelArgs &args) {
                         fn(&part);
                       });
   });
+  if (parts > 1) add_copies(args.c, args.copies, parts - 1, copy, kernel.key);
 }
 
 void scale_c(float *c, int64_t m, int64_t n, int64_t ldc, float beta) {

@@ -76,11 +76,11 @@ int64_t ThreadState::all_hits() {
   return sum;
 }
 
-void *ThreadState::grow(int64_t bytes) {
+void *ThreadState::Buffer::grow(int64_t bytes) {
   const int64_t rounded = (bytes + 4095) / 4096 * 4096;
   void *p = std::aligned_alloc(64, static_cast<size_t>(rounded));
   if (!p) throw std::bad_alloc();
-  buffer_.reset(p);
+  memory_.reset(p);
   capacity_ = rounded;
   return p;
 }

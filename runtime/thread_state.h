@@ -113,20 +113,32 @@ class ThreadState {
   // This thread's packing buffer, at least `bytes` long and 64-byte aligned; grown on demand
   // and kept (a kernel's workspace is at most a few MiB: the search sizes packed blocks to
   // the caches).
-  void *workspace(int64_t bytes) { return bytes <= capacity_ ? buffer_.get() : grow(bytes); }
+  void *workspace(int64_t bytes) { return workspace_.get(bytes); }
+  // The copies of C that a split of k run from this thread writes (other threads write them
+  // too, before this one reads them): apart from the workspace, which this thread's own
+  // part uses meanwhile.
+  float *copies(int64_t floats) { return static_cast<float *>(copies_.get(4 * floats)); }
 
  private:
   static ThreadState &create();
-  void *grow(int64_t bytes);
 
   RecentKernels recent_;
   std::atomic<int64_t> hits_{0};  // atomic only because all_hits() reads it from elsewhere
 
-  struct FreeDeleter {
-    void operator()(void *p) const { std::free(p); }
+  // 64-byte aligned memory that grows on demand and is kept.
+  class Buffer {
+   public:
+    void *get(int64_t bytes) { return bytes <= capacity_ ? memory_.get() : grow(bytes); }
+
+   private:
+    void *grow(int64_t bytes);
+    struct FreeDeleter {
+      void operator()(void *p) const { std::free(p); }
+    };
+    std::unique_ptr<void, FreeDeleter> memory_;
+    int64_t capacity_ = 0;
   };
-  std::unique_ptr<void, FreeDeleter> buffer_;
-  int64_t capacity_ = 0;
+  Buffer workspace_, copies_;
 };
 
 // constinit tells other translation units there is no dynamic initialization, so they read

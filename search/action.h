@@ -19,19 +19,20 @@
 
 namespace tessel {
 
-constexpr int kActionOrderVersion = 7;
+constexpr int kActionOrderVersion = 8;
 
 enum class ActionKind : uint8_t {
-  Serial,        // run a threads > 1 spec on one thread
-  ParallelTile,  // size x size2: parallel loop over a grid of m x n tiles, serial bodies
-  Tile,          // a = dim (m or n), size: serial loop over output tiles
-  SplitK,        // size: loop over the reduction
-  Stage,         // a = operand, b = level: bring a tile into a cache level (no copy)
-  Pack,          // a = operand, b = level, size = strip: copy into a packed buffer;
-                 // size2 = 1: panels along k (A's columns, B's rows) for dot tiles
-  RegisterTile,  // a = LayoutKind (VecRows or VecDot): accumulate C in vector registers
-  ZeroAccum,     // Matmul -> Zero(C); MatmulAccum
-  Kernel,        // a = KernelId
+  Serial,          // run a threads > 1 spec on one thread
+  ParallelTile,    // size x size2: parallel loop over a grid of m x n tiles, serial bodies
+  ParallelSplitK,  // size: parallel loop over parts of the reduction, one copy of C each
+  Tile,            // a = dim (m or n), size: serial loop over output tiles
+  SplitK,          // size: loop over the reduction
+  Stage,           // a = operand, b = level: bring a tile into a cache level (no copy)
+  Pack,            // a = operand, b = level, size = strip: copy into a packed buffer;
+                   // size2 = 1: panels along k (A's columns, B's rows) for dot tiles
+  RegisterTile,    // a = LayoutKind (VecRows or VecDot): accumulate C in vector registers
+  ZeroAccum,       // Matmul -> Zero(C); MatmulAccum
+  Kernel,          // a = KernelId
 };
 
 struct Action {
@@ -49,7 +50,8 @@ std::string to_string(const Action &a);
 // lower each of them.
 enum class NodeKind : uint8_t {
   Loop,    // children: body, remainder body, first-iteration body
-  Grid,    // parallel, over m and n; children: tile, last rows, last columns, corner
+  Grid,    // parallel, over m and n (dim 0); children: tile, last rows, last columns, corner
+           // or over k (dim 2); children: first part, other parts, last part
   Block,   // children: run in order
   Alloc,   // children: prologue, body, epilogue; `operand` gets a new buffer or registers
   Stage,   // children: body; `operand` is accessed from a closer cache level
@@ -72,7 +74,8 @@ struct Expansion {
   NodeKind node = NodeKind::Kernel;
   double local_cycles = 0;  // cost of the node itself (loop overhead, staging traffic, kernel)
   int64_t alloc_bytes = 0;  // workspace this node allocates
-  // Loop: dim, step, trips (full tiles). Grid: m by step (trips), n by step2 (trips2).
+  // Loop: dim, step, trips (full tiles). Grid over m, n: m by step (trips), n by step2
+  // (trips2); over k: k by step (trips).
   // Alloc/Stage: operand.
   int dim = -1;
   int32_t step = 0;
@@ -115,6 +118,8 @@ void enumerate_serial(const Spec &s, const Target &t, std::vector<Action> &out);
 void expand_serial(const Spec &s, const Action &a, const Target &t, Expansion &e);
 void enumerate_parallel_tiles(const Spec &s, const Target &t, std::vector<Action> &out);
 void expand_parallel_tile(const Spec &s, const Action &a, const Target &t, Expansion &e);
+void enumerate_parallel_k_splits(const Spec &s, const Target &t, std::vector<Action> &out);
+void expand_parallel_k_split(const Spec &s, const Action &a, const Target &t, Expansion &e);
 void enumerate_tiles(const Spec &s, const Target &t, std::vector<Action> &out);
 void expand_tile(const Spec &s, const Action &a, const Target &t, Expansion &e);
 void enumerate_k_splits(const Spec &s, const Target &t, std::vector<Action> &out);

@@ -14,6 +14,8 @@ std::string to_string(const Action &a) {
       return "serial";
     case ActionKind::ParallelTile:
       return "parallel_tile " + std::to_string(a.size) + "x" + std::to_string(a.size2);
+    case ActionKind::ParallelSplitK:
+      return "parallel_split_k " + std::to_string(a.size);
     case ActionKind::Tile:
       return std::string("tile ") + kDims[a.a] + " " + std::to_string(a.size);
     case ActionKind::SplitK:
@@ -37,6 +39,7 @@ void enumerate_actions(const Spec &s, const Target &t, std::vector<Action> &out)
   if (s.threads > 1) {
     // A parallel spec either splits into a parallel loop of serial bodies, or runs serially.
     enumerate_parallel_tiles(s, t, out);
+    enumerate_parallel_k_splits(s, t, out);
     enumerate_serial(s, t, out);
     return;
   }
@@ -56,7 +59,8 @@ void enumerate_actions(const Spec &s, const Target &t, std::vector<Action> &out)
 bool action_applies(const Spec &s, const Action &a, const Target &t, std::vector<Action> &scratch) {
   // The one enumeration that can list `a`, as enumerate_actions would call it.
   scratch.clear();
-  const bool parallel_kind = a.kind == ActionKind::ParallelTile || a.kind == ActionKind::Serial;
+  const bool parallel_kind = a.kind == ActionKind::ParallelTile ||
+                             a.kind == ActionKind::ParallelSplitK || a.kind == ActionKind::Serial;
   if (parallel_kind != (s.threads > 1)) return false;
   switch (a.kind) {
     case ActionKind::Serial:
@@ -64,6 +68,9 @@ bool action_applies(const Spec &s, const Action &a, const Target &t, std::vector
       break;
     case ActionKind::ParallelTile:
       enumerate_parallel_tiles(s, t, scratch);
+      break;
+    case ActionKind::ParallelSplitK:
+      enumerate_parallel_k_splits(s, t, scratch);
       break;
     case ActionKind::Tile:
       enumerate_tiles(s, t, scratch);
@@ -121,6 +128,8 @@ void expand_into(const Spec &s, const Action &a, const Target &t, Expansion &e) 
       return expand_serial(s, a, t, e);
     case ActionKind::ParallelTile:
       return expand_parallel_tile(s, a, t, e);
+    case ActionKind::ParallelSplitK:
+      return expand_parallel_k_split(s, a, t, e);
     case ActionKind::Tile:
       return expand_tile(s, a, t, e);
     case ActionKind::SplitK:

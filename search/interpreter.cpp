@@ -40,6 +40,10 @@ class Interpreter {
         break;
       }
       case NodeKind::Grid: {
+        if (n.dim == 2) {
+          split_k(n);
+          break;
+        }
         // Tiles in any order: the threads may run them so.
         const std::vector<Origin> saved = origins_;
         const int64_t rows = n.trips + (n.spec.dims[0] % n.step != 0);
@@ -72,6 +76,27 @@ class Interpreter {
   }
 
  private:
+  // The parts of k last to first (any order is the threads'), each but the first into a copy
+  // of C that is then added into C, as the runtime does.
+  void split_k(const PlanNode &n) {
+    const std::vector<Origin> saved = origins_;
+    const int64_t parts = n.trips + (n.spec.dims[2] % n.step != 0);
+    const int64_t rows = n.spec.dims[0], cols = n.spec.dims[1];
+    float *const c = args_.c;
+    std::vector<float> copies(static_cast<size_t>((parts - 1) * rows * args_.ldc));
+    for (int64_t p = parts - 1; p >= 0; --p) {
+      args_.c = p == 0 ? c : copies.data() + (p - 1) * rows * args_.ldc;
+      shift(n, 2, p * n.step);
+      run(n.children[p == 0 ? 0 : p < n.trips ? 1 : 2]);
+      origins_ = saved;
+    }
+    args_.c = c;
+    for (int64_t p = 1; p < parts; ++p)
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j)
+          c[i * args_.ldc + j] += copies[static_cast<size_t>(((p - 1) * rows + i) * args_.ldc + j)];
+  }
+
   // Moves every operand spanning `dim` by `by` along it.
   void shift(const PlanNode &n, int dim, int64_t by) {
     for (int o = 0; o < n.spec.operand_count(); ++o) {
@@ -138,7 +163,7 @@ class Interpreter {
   }
 
   const Plan &plan_;
-  const MatmulArgs &args_;
+  MatmulArgs args_;  // a copy: a split of k points c at copies of C
   std::vector<Origin> origins_;
   std::vector<float> workspace_;
   std::vector<std::vector<float>> registers_;

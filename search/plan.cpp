@@ -226,6 +226,7 @@ Spec start_plan(const Spec &s, Plan *out) {
 }
 
 int64_t grid_iterations(const PlanNode &n) {
+  if (n.dim == 2) return n.trips + (n.spec.dims[2] % n.step != 0);
   const bool last_rows = n.spec.dims[0] % n.step != 0, last_cols = n.spec.dims[1] % n.step2 != 0;
   return (n.trips + last_rows) * (n.trips2 + last_cols);
 }
@@ -245,8 +246,12 @@ void format_node(const Plan &p, int id, int indent, std::string &out) {
       break;
     }
     case NodeKind::Grid:
-      std::snprintf(buf, sizeof buf, "parallel grid of %dx%d tiles (%lld iterations)", n.step,
-                    n.step2, static_cast<long long>(grid_iterations(n)));
+      if (n.dim == 2)
+        std::snprintf(buf, sizeof buf, "parallel k in parts of %d, summed (%lld iterations)",
+                      n.step, static_cast<long long>(grid_iterations(n)));
+      else
+        std::snprintf(buf, sizeof buf, "parallel grid of %dx%d tiles (%lld iterations)", n.step,
+                      n.step2, static_cast<long long>(grid_iterations(n)));
       line += buf;
       break;
     case NodeKind::Block:
@@ -281,6 +286,7 @@ void format_node(const Plan &p, int id, int indent, std::string &out) {
   static const char *kLoopSlots[] = {"body", "remainder", "first"};
   static const char *kAllocSlots[] = {"prologue", "body", "epilogue"};
   static const char *kGridSlots[] = {"tile", "last rows", "last columns", "corner"};
+  static const char *kSplitSlots[] = {"first part", "other parts", "last part"};
   for (int slot = 0; slot < kMaxChildren; ++slot) {
     const int c = n.children[slot];
     if (c < 0) continue;
@@ -288,7 +294,7 @@ void format_node(const Plan &p, int id, int indent, std::string &out) {
                        n.kind == NodeKind::Grid;
     if (label) {
       const char *name = n.kind == NodeKind::Loop   ? kLoopSlots[slot]
-                         : n.kind == NodeKind::Grid ? kGridSlots[slot]
+                         : n.kind == NodeKind::Grid ? (n.dim == 2 ? kSplitSlots : kGridSlots)[slot]
                                                     : kAllocSlots[slot];
       out += std::string((indent + 1) * 2, ' ') + name + ":\n";
       format_node(p, c, indent + 2, out);
@@ -302,6 +308,10 @@ void format_node(const Plan &p, int id, int indent, std::string &out) {
 
 int64_t Plan::grid_iterations() const {
   return parallel_root() ? tessel::grid_iterations(nodes[static_cast<size_t>(root)]) : 0;
+}
+
+int64_t Plan::reduction_parts() const {
+  return parallel_root() && nodes[static_cast<size_t>(root)].dim == 2 ? grid_iterations() : 0;
 }
 
 bool build_plan(Solver &solver, const Spec &s, Plan *out, bool helped) {

@@ -43,7 +43,10 @@ struct PlanNode {
   // Grid (parallel): tiles of step rows by step2 columns; the tile in grid row i, column j
   // (trips, trips2 full ones, then a partial one where the extent leaves a remainder) runs
   // children[0], or [1] in the last partial row, [2] in the last partial column, [3] in the
-  // corner. Iteration i * columns + j of the grid is that tile.
+  // corner. Iteration i * columns + j of the grid is that tile. A grid over k (dim 2) has
+  // parts of step: part 0 runs children[0] into C, part i > 0 runs children[1] (or [2], the
+  // last one when step leaves a remainder) into the i-th copy of C, which the caller then
+  // adds into C (Plan::reduction_parts).
   int dim = -1;
   int32_t step = 0;
   int64_t trips = 0;
@@ -65,8 +68,11 @@ struct Plan {
   int64_t workspace_bytes = 0;
   Cost cost;
   bool parallel_root() const { return nodes[root].kind == NodeKind::Grid; }
-  // A parallel root's iterations: its grid's rows times columns.
+  // A parallel root's iterations: its grid's rows times columns, or its parts of k.
   int64_t grid_iterations() const;
+  // How many parts a parallel root splits k into (0 when it splits C): part i > 0 writes its
+  // own copy of C, all to be added into C once every part has run.
+  int64_t reduction_parts() const;
 };
 
 class Solver;

@@ -218,12 +218,20 @@ inline std::string run_jit_case(Solver &solver, const JitCase &c, std::mt19937_6
   const int64_t ws_floats = ws_bytes / 4;
   for (int64_t i = 0; i < ws_floats; ++i) ws.get()[i] = canary();
 
+  // A split of k's copies of C, each filled with NaN (its part must overwrite it), then
+  // canaries past the last.
+  const int64_t copy_floats = jit->copy_floats(),
+                copies = std::max<int64_t>(0, jit->reduction_parts() - 1);
+  std::vector<float> copy_memory(size_t(copies * copy_floats + kGuard), std::nanf(""));
+  for (int64_t g = 0; g < kGuard; ++g) copy_memory[copy_memory.size() - 1 - size_t(g)] = canary();
+
   KernelArgs args;
   args.a = a.data() + kGuard;
   args.b = b.data() + kGuard;
   args.c = got.data() + kGuard;
   args.alpha = c.alpha;
   args.workspace = ws.get();
+  args.copies = copy_memory.data();
   bool registers_kept = true;
   if (jit->parallel_iterations() > 0 && !splits.empty()) {
     int64_t begin = 0;
@@ -240,6 +248,11 @@ inline std::string run_jit_case(Solver &solver, const JitCase &c, std::mt19937_6
     args.end = jit->parallel_iterations();
   }
   registers_kept = call_preserving_registers(*jit, &args) && registers_kept;
+  // What the runtime does after the parts: C += every copy, over C's rows and columns.
+  for (int64_t p = 0; p < copies; ++p)
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j)
+        args.c[i * ldc + j] += copy_memory[size_t(p * copy_floats + i * ldc + j)];
 
   interpret(plan, MatmulArgs{a0.data() + kGuard, b0.data() + kGuard, interp.data() + kGuard, lda,
                              ldb, ldc, c.alpha});
@@ -258,6 +271,9 @@ inline std::string run_jit_case(Solver &solver, const JitCase &c, std::mt19937_6
   if (b != b0) return report("B was modified");
   for (int64_t i = (jit->workspace_bytes() + 3) / 4; i < ws_floats; ++i)
     if (!is_canary(ws.get()[i])) return report("write past the workspace");
+  for (int64_t g = 0; g < kGuard; ++g)
+    if (!is_canary(copy_memory[copy_memory.size() - 1 - size_t(g)]))
+      return report("write past the copies of C");
   const float tol = tolerance(c.k) * std::max(1.0f, std::abs(c.alpha));
   for (size_t p = 0; p < got.size(); ++p) {
     const int64_t q = int64_t(p) - kGuard;

@@ -17,7 +17,8 @@ TEST_CASE("codegen: parallel roots run any split of their iteration range") {
       const Spec spec = matmul_spec(m, n, k, false, true, acc, 2, target.limits());
       Plan plan;
       REQUIRE(build_plan(solver, spec, &plan));
-      if (!plan.parallel_root()) continue;
+      // A split of k writes copies of C too: the next test case runs those.
+      if (!plan.parallel_root() || plan.reduction_parts() > 0) continue;
       ++parallel_plans;
       const int64_t iterations = plan.grid_iterations();
       // Against the references, split at every point (a few in slow builds).
@@ -88,6 +89,46 @@ TEST_CASE("codegen: every parallel grid the search offers runs any split of its 
     }
   CHECK(grids > 20);
   CHECK(corners > 0);
+}
+
+TEST_CASE("codegen: every split of k the search offers runs any split of its parts") {
+  // Parts of k into C and into copies of C (summed after, as the runtime does), with and without
+  // a shorter last part, transposed operands, accumulation and NaN in an overwritten C:
+  // each split forced as the root, run in ranges of every length, against the interpreter
+  // (which sums its own copies) and the reference.
+  Solver &solver = test::shared_solver();
+  std::mt19937_64 rng(13);
+  int splits = 0, last_parts = 0, middle_parts = 0;
+  for (int threads : {2, 3})
+    for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 40, 700},
+                           {3, 17, 1001},
+                           {5, 8, 300},
+                           {4, 64, 512}})
+      for (bool trans : {false, true})
+        for (bool acc : {false, true}) {
+          const test::JitCase c{m, n, k, trans, !trans, acc, threads, acc ? 0.75f : -1.25f};
+          const Spec spec =
+              matmul_spec(m, n, k, trans, !trans, acc, threads, solver.target().limits());
+          std::vector<Action> actions;
+          enumerate_parallel_k_splits(spec, solver.target(), actions);
+          REQUIRE(actions.size() == 1);
+          test::ForcedMemo memo(solver, spec, actions[0]);
+          REQUIRE(memo.solvable());
+          Solver forced(solver.target(), memo);
+          Plan plan;
+          const std::string r = test::run_jit_case(forced, c, rng, &plan, {1, 2});
+          CHECK_MESSAGE(r.empty(), to_string(actions[0]) << ": " << r);
+          REQUIRE(plan.parallel_root());
+          const PlanNode &root = plan.nodes[size_t(plan.root)];
+          CHECK(root.action == actions[0]);
+          CHECK(plan.reduction_parts() == threads);
+          ++splits;
+          middle_parts += root.children[1] >= 0;
+          last_parts += root.children[2] >= 0;
+        }
+  CHECK(splits == 32);
+  CHECK(middle_parts > 0);
+  CHECK(last_parts > 0);
 }
 
 }  // namespace tessel

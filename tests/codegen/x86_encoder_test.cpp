@@ -293,12 +293,13 @@ TEST_CASE("codegen: the direct preamble and postamble equal Xbyak's") {
   };
   for (int spills : {0, 1, 2, 5, 6, 7, 100})
     for (int saved : {0, 1, 2, 3, 6})
-      for (int args = 0; args < 4; ++args) {
+      for (int args = 0; args < 8; ++args) {
         Frame::FrameNeeds needs;
         needs.spill_slots = spills;
         needs.saved_registers = saved;
         needs.workspace = args & 1;
         needs.range = args & 2;
+        needs.copies = args & 4;
         Buffer fast_buffer = page_aligned(4096), ref_buffer = page_aligned(4096);
         Frame fast(fast_buffer.get(), 4096);
         fast.function(needs);
@@ -306,7 +307,7 @@ TEST_CASE("codegen: the direct preamble and postamble equal Xbyak's") {
         Xbyak::CodeGenerator x(4096, ref_buffer.get());
         const Xbyak::Reg64 callee_saved[] = {x.rbx, x.rbp, x.r12, x.r13, x.r14, x.r15};
         for (int i = 0; i < saved; ++i) x.push(callee_saved[i]);
-        int qwords = 10 + spills;
+        int qwords = 11 + spills;
         if ((qwords + saved) % 2 == 0) ++qwords;  // rsp 16-byte aligned in the body
         x.sub(x.rsp, qwords * 8);
         x.mov(x.rsi, x.qword[x.rdi + 8]);
@@ -322,6 +323,10 @@ TEST_CASE("codegen: the direct preamble and postamble equal Xbyak's") {
           x.mov(x.qword[x.rsp + 16], x.rax);
           x.mov(x.rax, x.qword[x.rdi + 48]);
           x.mov(x.qword[x.rsp + 24], x.rax);
+        }
+        if (needs.copies) {
+          x.mov(x.rax, x.qword[x.rdi + 56]);
+          x.mov(x.qword[x.rsp + 80], x.rax);
         }
         x.mov(x.rdi, x.qword[x.rdi]);
         x.vzeroupper();

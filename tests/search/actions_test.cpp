@@ -70,6 +70,47 @@ TEST_CASE("a parallel spec may split each output dimension evenly among its thre
   for (const Action &a : grids) CHECK_MESSAGE(a.size % 16 == 0, to_string(a));
 }
 
+TEST_CASE("a small output over a long reduction may split k among its threads") {
+  // One part per thread, in whole vectors of k; the first part computes the spec's own op into
+  // C, the others overwrite their copies (Matmul) whatever the spec does to C.
+  const Target t = avx2_target(HostCaches{});
+  for (bool accumulate : {false, true}) {
+    for (auto [m, n, k, threads, step, last] :
+         {std::tuple{1, 4096, 4096, 2, 2048, 0}, {3, 40, 1001, 3, 336, 329}}) {
+      const Spec s = matmul_spec(m, n, k, false, false, accumulate, threads, t.limits());
+      std::vector<Action> splits;
+      enumerate_parallel_k_splits(s, t, splits);
+      REQUIRE(splits.size() == 1);
+      CHECK(splits[0].size == step);
+      Expansion e;
+      expand_parallel_k_split(s, splits[0], t, e);
+      CHECK(e.node == NodeKind::Grid);
+      CHECK(e.dim == 2);
+      CHECK(e.trips == k / step);
+      CHECK(e.children[0].spec.op == s.op);
+      CHECK(e.children[1].present == (e.trips > 1));
+      CHECK(e.children[2].present == (last > 0));
+      for (int slot = 0; slot < 3; ++slot) {
+        const Child &c = e.children[slot];
+        if (!c.present) continue;
+        CHECK(c.spec.threads == 1);
+        CHECK(c.spec.dims[2] == (slot == 2 ? last : step));
+        if (slot > 0) CHECK(c.spec.op == Op::Matmul);
+      }
+      CHECK(e.local_cycles > t.coef.fork_join);
+    }
+  }
+  // Not offered: a large output (its copies would cost more than the split saves), a short
+  // reduction, one thread.
+  for (auto [m, n, k, threads] :
+       {std::tuple{100, 100, 512, 2}, {1, 40, 100, 2}, {1, 4096, 4096, 1}}) {
+    const Spec s = matmul_spec(m, n, k, false, false, false, threads, t.limits());
+    std::vector<Action> splits;
+    enumerate_parallel_k_splits(s, t, splits);
+    CHECK_MESSAGE(splits.empty(), m << "x" << n << "x" << k << " on " << threads);
+  }
+}
+
 TEST_CASE("operands fit the caches when at each level those at or inside it fit together") {
   const Target t = avx2_target(HostCaches{});
   std::mt19937_64 rng(11);
