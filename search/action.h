@@ -19,7 +19,7 @@
 
 namespace tessel {
 
-constexpr int kActionOrderVersion = 8;
+constexpr int kActionOrderVersion = 9;
 
 enum class ActionKind : uint8_t {
   Serial,          // run a threads > 1 spec on one thread

@@ -4,6 +4,19 @@
 #include "action.h"
 
 namespace tessel {
+namespace {
+
+// Below this many rows of A, B in L3 is read once or a few times per call: packing it costs
+// a read and a write of each element to save little, and where its rows crowd a few L1 sets
+// (stride_class: ld a multiple of 1 KiB) no more than ~8 of them can be staged in L1 at once, so
+// only splits of k below 16 keep B unpacked. Measured (same library, shallow splits on/off, 5
+// rounds, 1 thread): 1x1024x1024 3.0x (12 -> 40 GFLOP/s, oneDNN 32-40), 1x768x3072 2.5x,
+// 2x1024x1024 2.1x, 3x512x512 2.1x, 8x and 16x1024x1024 unchanged. The model picked a
+// shallow split for m <= 4 only; 8 leaves a margin. Offered for every m, they cost 16% more
+// specs over shapes.txt (1 thread) for no plan that changes; at m <= 8, 5%.
+constexpr int32_t kStreamedBRows = 8;
+
+}  // namespace
 
 void enumerate_k_splits(const Spec &s, const Target &t, std::vector<Action> &out) {
   if (!s.is_matmul()) return;
@@ -19,9 +32,12 @@ void enumerate_k_splits(const Spec &s, const Target &t, std::vector<Action> &out
   // With A and B both in L1 a split only stores C more often for the same kernels: it is
   // dominated, so it is not offered.
   if (s.a().level == Level::L1 && s.b().level == Level::L1) return;
-  // B streamed from main memory is best read a few rows at a time (see the stream factor in
-  // target.h): there, shallow splits are worth trying too.
-  const int32_t min_split = s.b().level == Level::GL ? t.lanes / 2 : t.min_blocking_tile;
+  // Shallow splits (a few rows of B at a time) are offered where they can win: B streamed
+  // from main memory is best read a few rows at a time (see the stream factor in target.h),
+  // and a B in L3 that only a few rows of A use (kStreamedBRows) is better streamed than packed.
+  const bool shallow =
+      s.b().level == Level::GL || (s.b().level == Level::L3 && s.dims[0] <= kStreamedBRows);
+  const int32_t min_split = shallow ? t.lanes / 2 : t.min_blocking_tile;
   const int32_t multiple = panel_step_multiple(s, 2);  // panels stay aligned
   for (int32_t size : t.tile_sizes(s.dims[2], /*output_dim=*/false))
     if (size >= min_split && size % multiple == 0) out.push_back({ActionKind::SplitK, 0, 0, size});
