@@ -3,6 +3,7 @@
 // the end of its first call (initialization, code generation, the call itself);
 // `peer_<lib> --threads T M K N [M K N ...]` prints one CSV line per shape:
 //   library,threads,M,K,N,median GFLOP/s,min,max,max relative error
+// and exits with status 1, printing why, when a first call's result is wrong.
 // Each shape gets a first call (which also checks the result) and 20 ms of warm-up calls, then
 // samples for at least 0.3 s (at least 5, at most 200), each timing back-to-back calls that
 // last ~100 us; the median sample is what the tables report.
@@ -68,6 +69,11 @@ int main(int argc, char **argv) {
     for (float &x : b) x = dist(rng);
     peer_sgemm(m, n, k, a.data(), b.data(), c.data());
     const double error = sampled_error(m, n, k, a, b, c);
+    if (!(error <= 1)) {  // a failed or wrong call is never timed as if it had worked
+      std::fprintf(stderr, "%s: wrong result for %lldx%lldx%lld (%.3g of the tolerance)\n",
+                   peer_name(), (long long)m, (long long)k, (long long)n, error);
+      return 1;
+    }
     const double flops = 2.0 * double(m) * double(n) * double(k);
     using Clock = std::chrono::steady_clock;
     const auto seconds_since = [](Clock::time_point t) {
