@@ -1,5 +1,5 @@
-// Splits of the reduction (split_k.cpp): which depths are offered, and what the shallow ones
-// buy a GEMV.
+// Splits of the reduction (split_k.cpp): which depths are offered, where C is between the
+// steps, and what both buy GEMVs and small batches.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -66,6 +66,59 @@ TEST_CASE("a GEMV over B in L3 streams B unpacked, a few rows at a time") {
       CHECK(n.spec.dims[2] <= 8);
     }
     CHECK_MESSAGE(staged > 0, m << "x" << k << "x" << n);
+  }
+}
+
+TEST_CASE("a k loop over a streamed B keeps a small C tile in L1 between its steps") {
+  // The steps of a k loop revisit C: where B streams under a few rows of A and a step's tiles
+  // fit L1, the steps see C in L1 and the loop pays one read and write-back of C from its own
+  // level. Not for more rows of A, a B already closer, or steps too big for L1.
+  const Target t = avx2_target(HostCaches{});
+  auto spec = [&](int32_t m, int32_t n, Level b_level) {
+    Spec s = matmul_spec(m, n, 768, false, false, true, 1, t.limits());
+    s.operands[0].level = Level::L1;
+    s.operands[1].level = b_level;
+    s.operands[2].level = Level::L3;
+    return canonical(s);
+  };
+  const Action split{ActionKind::SplitK, 0, 0, 16};
+  for (auto [m, n, b_level, in_l1] : {std::tuple{8, 128, Level::L3, true},
+                                      {16, 128, Level::GL, true},
+                                      {17, 128, Level::L3, false},
+                                      {8, 128, Level::L2, false},
+                                      {16, 1024, Level::L3, false}}) {
+    const Spec s = spec(m, n, b_level);
+    REQUIRE(s.c().level == Level::L3);
+    Expansion e;
+    expand_k_split(s, split, t, e);
+    const double loop_only = t.coef.loop_iteration * static_cast<double>(e.trips);
+    for (const Child &c : e.children)
+      if (c.present) CHECK(c.spec.c().level == (in_l1 ? Level::L1 : Level::L3));
+    if (in_l1) {
+      const double c_once = t.read_cost(s.c(), m, n, false) +
+                            t.lines(s.c(), m, n) * t.coef.line_cycles[int(Level::L3)];
+      CHECK(e.local_cycles == doctest::Approx(loop_only + c_once));
+    } else {
+      CHECK(e.local_cycles == doctest::Approx(loop_only));
+    }
+  }
+}
+
+TEST_CASE("a few rows of A over a B in L3 stream B instead of packing it") {
+  // On a Zen 4 (32 KiB L1) 8x768x768 packed B to run deep k steps on it (60 GFLOP/s);
+  // streamed, 91. Zen 5's caches too.
+  for (const int64_t l1 : {32 * 1024, 48 * 1024}) {
+    const Target t = avx2_target(HostCaches{l1, 1024 * 1024, 32 * 1024 * 1024});
+    InMemoryMemo memo;
+    Solver solver(t, memo);
+    for (auto [m, k, n] : {std::tuple{8, 768, 768}, {4, 2048, 2048}, {8, 3072, 768}}) {
+      const Spec s = matmul_spec(m, n, k, false, false, false, 1, t.limits());
+      REQUIRE(s.b().level == Level::L3);
+      Plan plan;
+      REQUIRE(build_plan(solver, s, &plan));
+      CHECK_MESSAGE(plan.workspace_bytes == 0,
+                    m << "x" << k << "x" << n << " packs with an L1 of " << l1 << " bytes");
+    }
   }
 }
 
