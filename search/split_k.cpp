@@ -1,6 +1,7 @@
 // Splitting the reduction dimension k. For MatmulAccum every step accumulates. For Matmul the
 // first step overwrites C (a Matmul) and the rest accumulate, so C is never read before it
-// is written and no separate zeroing pass is needed.
+// is written and no separate zeroing pass is needed. Where B is streamed under a few rows of
+// A, the steps find a small C tile in L1 (revisit_c_in_l1).
 #include "action.h"
 
 namespace tessel {
