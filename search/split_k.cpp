@@ -29,16 +29,13 @@ constexpr int32_t kStreamedBRows = 8;
 constexpr int32_t kRevisitedCRows = 16;
 
 void revisit_c_in_l1(const Spec &s, const Target &t, Expansion &e) {
-  if (s.c().layout.is_register() || s.c().level <= Level::L1 || s.b().level < Level::L3 ||
-      s.dims[0] > kRevisitedCRows)
-    return;
+  // C in registers (VRF) or in L1 already: nothing to keep closer.
+  if (s.c().level <= Level::L1 || s.b().level < Level::L3 || s.dims[0] > kRevisitedCRows) return;
   const OperandFootprints step = operand_footprints(e.children[0].spec, t);
   if (step.bytes[0] + step.bytes[1] + step.bytes[2] > s.limits.bytes(Level::L1)) return;
   for (Child &c : e.children)
     if (c.present) c.spec.operands[2].level = Level::L1;
-  const TensorSpec &c = s.c();
-  e.local_cycles += t.read_cost(c, s.dims[0], s.dims[1], /*side_by_side=*/false) +
-                    t.lines(c, s.dims[0], s.dims[1]) * t.coef.line_cycles[int(c.level)];
+  e.local_cycles += t.round_trip_cost(s.c(), s.dims[0], s.dims[1]);
 }
 
 }  // namespace

@@ -42,9 +42,8 @@ void expand_stage(const Spec &s, const Action &a, const Target &t, Expansion &e)
   const int64_t rows = s.rows(a.a), cols = s.cols(a.a);
   // The body's register tiles read the rows of A and B side by side; C is read and written
   // back row by row.
-  e.local_cycles = t.read_cost(from, rows, cols, /*side_by_side=*/a.a != 2);
-  if (a.a == 2)
-    e.local_cycles += t.lines(from, rows, cols) * t.coef.line_cycles[static_cast<int>(from.level)];
+  e.local_cycles = a.a == 2 ? t.round_trip_cost(from, rows, cols)
+                            : t.read_cost(from, rows, cols, /*side_by_side=*/true);
   if (Level(a.b) == Level::L1) e.local_cycles += t.strided_rows_cost(from, rows, cols);
   if (a.a != 2)  // A and B are read while the body multiplies (CostCoefficients)
     e.local_cycles =

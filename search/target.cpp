@@ -142,6 +142,11 @@ double Target::read_cost(const TensorSpec &t, int64_t rows, int64_t cols, bool s
          static_cast<double>(runs) * coef.run_start_cycles[level];
 }
 
+double Target::round_trip_cost(const TensorSpec &t, int64_t rows, int64_t cols) const {
+  return read_cost(t, rows, cols, /*side_by_side=*/false) +
+         lines(t, rows, cols) * coef.line_cycles[static_cast<int>(t.level)];
+}
+
 int64_t Target::crowded_footprint(const TensorSpec &t, int64_t rows, int64_t cols) const {
   const int64_t whole_lines = footprint(t, rows, cols);
   if (t.set_spread_log2() == TensorSpec::kAllSetsLog2) return whole_lines;

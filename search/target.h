@@ -153,6 +153,9 @@ struct Target {
   // stored row, and, when the body reads its rows `side_by_side` (a staged tile under a
   // register tile), the stream factor of that many rows at once.
   double read_cost(const TensorSpec &t, int64_t rows, int64_t cols, bool side_by_side) const;
+  // Cycles to read a tile of C in from where it lives, row by row, and write it back once: what
+  // keeping it closer while a loop revisits it costs.
+  double round_trip_cost(const TensorSpec &t, int64_t rows, int64_t cols) const;
   // Bytes of cache a tile occupies (whole lines), at most kFootprintCap.
   static constexpr double kFootprintCap = 0x1p62;
   int64_t footprint(const TensorSpec &t, int64_t rows, int64_t cols) const;
