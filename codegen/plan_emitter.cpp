@@ -493,6 +493,17 @@ void PlanEmitter::next_in_range(Xbyak::Label &top) {
   jl(top);
 }
 
+void PlanEmitter::add_shift_multiple(int tensor, const Shifts &shifts,
+                                     const Xbyak::Address &times) {
+  const Xbyak::Reg64 &reg = tensors_[static_cast<size_t>(tensor)].reg;
+  for (const Shift &s : shifts)
+    if (s.first == tensor && s.second != 0) {
+      mov(reg_scratch, s.second);
+      imul(reg_scratch, times);
+      add(reg, reg_scratch);
+    }
+}
+
 int64_t PlanEmitter::copy_floats() const {
   if (plan_->reduction_parts() == 0) return 0;
   const int64_t rows = plan_->nodes[static_cast<size_t>(plan_->root)].spec.dims[0];
@@ -525,14 +536,8 @@ void PlanEmitter::emit_parallel_split_k(int id) {
 
   L(top);
   for (int t = 0; t < 2; ++t) {
-    const Xbyak::Reg64 &reg = tensors_[static_cast<size_t>(t)].reg;
-    mov(reg, base_slot(t));
-    for (const Shift &s : by_part)
-      if (s.first == t && s.second != 0) {
-        mov(reg_scratch, s.second);
-        imul(reg_scratch, index_slot());
-        add(reg, reg_scratch);
-      }
+    mov(tensors_[static_cast<size_t>(t)].reg, base_slot(t));
+    add_shift_multiple(t, by_part, index_slot());
   }
   cmp(index_slot(), 0);
   jne(copy);
@@ -598,18 +603,9 @@ void PlanEmitter::emit_parallel_grid(int id) {
 
   L(top);
   for (int t : moved) {
-    const Xbyak::Reg64 &reg = tensors_[static_cast<size_t>(t)].reg;
-    mov(reg, base_slot(t));
-    auto add_multiple = [&](const Shifts &shifts, const Xbyak::Address &slot) {
-      for (const Shift &s : shifts)
-        if (s.first == t && s.second != 0) {
-          mov(reg_scratch, s.second);
-          imul(reg_scratch, slot);
-          add(reg, reg_scratch);
-        }
-    };
-    add_multiple(by_row, row_slot());
-    add_multiple(by_column, column_slot());
+    mov(tensors_[static_cast<size_t>(t)].reg, base_slot(t));
+    add_shift_multiple(t, by_row, row_slot());
+    add_shift_multiple(t, by_column, column_slot());
   }
   // Which of the four tile shapes: full, last rows, last columns, corner.
   Xbyak::Label in_last_rows, in_last_columns, corner;

@@ -167,6 +167,9 @@ class PlanEmitter : public EmitterBase {
   void begin_range(int64_t iterations, Xbyak::Label &done);
   // index_slot() + 1, and back to `top` while it is below end_slot().
   void next_in_range(Xbyak::Label &top);
+  // Adds `tensor`'s shifts times the count in `times` to its register (a parallel root's
+  // origins, computed afresh for each iteration from base_slot()).
+  void add_shift_multiple(int tensor, const Shifts &shifts, const Xbyak::Address &times);
   void emit_unrolled_kernel_loop(int id, int64_t iterations, const Shifts &shifts);
   void emit_alloc(int id);
   void emit_kernel_call(int id);
