@@ -121,12 +121,16 @@ void expand_parallel_tile(const Spec &s, const Action &a, const Target &t, Expan
 void enumerate_parallel_k_splits(const Spec &s, const Target &t, std::vector<Action> &out);
 void expand_parallel_k_split(const Spec &s, const Action &a, const Target &t, Expansion &e);
 void enumerate_tiles(const Spec &s, const Target &t, std::vector<Action> &out);
+// Whether enumerate_tiles lists `a` (checked without listing the rest).
+bool tile_offered(const Spec &s, const Action &a, const Target &t);
 void expand_tile(const Spec &s, const Action &a, const Target &t, Expansion &e);
 void enumerate_k_splits(const Spec &s, const Target &t, std::vector<Action> &out);
 void expand_k_split(const Spec &s, const Action &a, const Target &t, Expansion &e);
 void enumerate_stages(const Spec &s, const Target &t, std::vector<Action> &out);
 // The same, with the spec's operand_footprints (enumerate_actions shares them with packs).
 void enumerate_stages(const Spec &s, const OperandFootprints &sizes, std::vector<Action> &out);
+// Whether enumerate_stages lists `a` (checked without listing the rest).
+bool stage_offered(const Spec &s, const Action &a, const Target &t);
 void expand_stage(const Spec &s, const Action &a, const Target &t, Expansion &e);
 void enumerate_packs(const Spec &s, const Target &t, std::vector<Action> &out);
 void enumerate_packs(const Spec &s, const Target &t, const OperandFootprints &sizes,

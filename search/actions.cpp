@@ -72,15 +72,13 @@ bool action_applies(const Spec &s, const Action &a, const Target &t, std::vector
     case ActionKind::ParallelSplitK:
       enumerate_parallel_k_splits(s, t, scratch);
       break;
-    case ActionKind::Tile:
-      enumerate_tiles(s, t, scratch);
-      break;
+    case ActionKind::Tile:  // the most common kind in a plan, and the longest list
+      return tile_offered(s, a, t);
     case ActionKind::SplitK:
       enumerate_k_splits(s, t, scratch);
       break;
     case ActionKind::Stage:
-      enumerate_stages(s, t, scratch);
-      break;
+      return stage_offered(s, a, t);
     case ActionKind::Pack:
       enumerate_packs(s, t, scratch);
       break;

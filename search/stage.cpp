@@ -19,20 +19,35 @@ void enumerate_stages(const Spec &s, const Target &t, std::vector<Action> &out) 
   enumerate_stages(s, operand_footprints(s, t), out);
 }
 
+namespace {
+
+// Whether staging `operand` into `level` is offered for `s` (C in memory, a matmul).
+bool stage_offered(const Spec &s, const OperandFootprints &sizes, int operand, Level level) {
+  const TensorSpec &ts = s.operands[operand];
+  if (level >= ts.level || s.limits.bytes(level) == 0) return false;
+  if (operand == 2 && (level != Level::L2 || ts.level != Level::GL)) return false;
+  Spec staged = s;
+  staged.operands[operand].level = level;
+  return fits_caches(staged, sizes);  // staging keeps footprints
+}
+
+}  // namespace
+
 void enumerate_stages(const Spec &s, const OperandFootprints &sizes, std::vector<Action> &out) {
   if (!s.is_matmul() || s.c().layout.is_register()) return;
-  for (int operand = 0; operand < 3; ++operand) {
-    const TensorSpec &ts = s.operands[operand];
-    for (Level level : {Level::L2, Level::L1}) {
-      if (level >= ts.level || s.limits.bytes(level) == 0) continue;
-      if (operand == 2 && (level != Level::L2 || ts.level != Level::GL)) continue;
-      Spec staged = s;
-      staged.operands[operand].level = level;
-      if (fits_caches(staged, sizes))  // staging keeps footprints
+  for (int operand = 0; operand < 3; ++operand)
+    for (Level level : {Level::L2, Level::L1})
+      if (stage_offered(s, sizes, operand, level))
         out.push_back(
             {ActionKind::Stage, static_cast<uint8_t>(operand), static_cast<uint8_t>(level), 0});
-    }
-  }
+}
+
+bool stage_offered(const Spec &s, const Action &a, const Target &t) {
+  if (a.kind != ActionKind::Stage || a.a > 2 ||
+      (Level(a.b) != Level::L2 && Level(a.b) != Level::L1) || a.size != 0 || a.size2 != 0 ||
+      !s.is_matmul() || s.c().layout.is_register())
+    return false;
+  return stage_offered(s, operand_footprints(s, t), a.a, Level(a.b));
 }
 
 void expand_stage(const Spec &s, const Action &a, const Target &t, Expansion &e) {

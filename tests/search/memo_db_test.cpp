@@ -579,6 +579,21 @@ TEST_CASE("action_applies agrees with the full enumeration") {
       }
       ++checked;
     }
+    // Tiles and stages are checked without the enumeration (tile_offered, stage_offered):
+    // every size a dimension could be tiled by, its neighbours, and every operand and level.
+    auto agrees = [&](const Action &b) {
+      const bool listed = std::find(all.begin(), all.end(), b) != all.end();
+      CHECK_MESSAGE(action_applies(s, b, t, scratch) == listed, to_string(b));
+    };
+    for (uint8_t dim = 0; dim < 3; ++dim)
+      for (int32_t size : t.tile_sizes(s.dims[std::min<int>(dim, 1)]))
+        for (int32_t v : {size - 1, size, size + 1, 2 * size})
+          agrees({ActionKind::Tile, dim, 0, v});
+    for (uint8_t operand = 0; operand < 4; ++operand)
+      for (uint8_t level = 0; level < kLevelCount + 1; ++level) {
+        agrees({ActionKind::Stage, operand, level, 0});
+        agrees({ActionKind::Stage, operand, level, 1});
+      }
   });
   CHECK(checked > 1000);
 }
