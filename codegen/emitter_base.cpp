@@ -77,6 +77,13 @@ void EmitterBase::data(const uint8_t *bytes, size_t count) {
   }
 }
 
+void EmitterBase::land(size_t at, size_t target) {
+  if (at == SIZE_MAX || at + 4 > size_) return;  // emission failed: the code is discarded
+  const auto rel =
+      static_cast<int32_t>(static_cast<int64_t>(target) - static_cast<int64_t>(at + 4));
+  std::memcpy(top_ + at, &rel, 4);
+}
+
 void EmitterBase::xbyak_vmovups(const Xbyak::Xmm &dst, const Mem &src) {
   Xbyak::CodeGenerator::vmovups(dst, Xbyak::Address(src));
 }

@@ -110,6 +110,16 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
     const auto back = static_cast<int64_t>(getSize() - target);
     put([&](uint8_t *p) { return x86::jnz_back(p, back); });
   }
+  // A call, jmp or je whose target is emitted later: returns the offset of its rel32, for
+  // land() (SIZE_MAX when the buffer had no room; emission has failed then).
+  size_t forward(x86::Forward kind) {
+    const size_t before = getSize();
+    put([&](uint8_t *p) { return x86::forward(p, kind); });
+    return getSize() > before ? getSize() - 4 : SIZE_MAX;
+  }
+  // Points the rel32 at `at` (from forward()) to `target` (default: the next instruction).
+  void land(size_t at) { land(at, getSize()); }
+  void land(size_t at, size_t target);
   // Raw bytes (constant tables).
   void data(const uint8_t *bytes, size_t count);
 

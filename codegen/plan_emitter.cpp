@@ -121,7 +121,6 @@ void PlanEmitter::emit(const EmitRequest &req, uint8_t *buffer, size_t capacity)
   Xbyak::Label mask_table;
   mask_table_ = &mask_table;
   emit_function();
-  outlined_.clear();  // their labels belong to this function
   mask_table_ = nullptr;
 }
 
@@ -264,18 +263,17 @@ void PlanEmitter::copy_rows(int64_t rows, int64_t cols, int64_t src_ld, int64_t 
   const Vreg v = temp(0);
   const Xbyak::Xmm x(v.idx);
   const int64_t vectors = cols / kLanes, tail = cols % kLanes;
-  Xbyak::Label row_top, vector_top;
   mov_imm(reg_count, rows);
-  L(row_top);
+  const size_t row_top = here();
   if (vectors > 0) {
     mov_imm(reg_count_outer, vectors);
-    L(vector_top);
+    const size_t vector_top = here();
     vmovups(v, mem(reg_src, 0));
     vmovups(mem(reg_dst, 0), v);
     add_imm(reg_src, 4 * kLanes);
     add_imm(reg_dst, 4 * kLanes);
     dec(reg_count_outer);
-    jnz(vector_top);
+    jnz_back(vector_top);
   }
   for (int64_t t = 0; t < tail; ++t) {
     vmovss(x, mem(reg_src, 4 * t));
@@ -284,7 +282,7 @@ void PlanEmitter::copy_rows(int64_t rows, int64_t cols, int64_t src_ld, int64_t 
   add_imm(reg_src, 4 * (src_ld - vectors * kLanes));
   add_imm(reg_dst, 4 * (dst_ld - vectors * kLanes));
   dec(reg_count);
-  jnz(row_top);
+  jnz_back(row_top);
 }
 
 void PlanEmitter::emit_node(int id) {
@@ -768,6 +766,8 @@ bool PlanEmitter::same_tile(TileRecord *a, TileRecord *b) const {
 void PlanEmitter::find_outlined_tiles() {
   outline_.assign(plan_->nodes.size(), 0);
   tiles_.clear();
+  outlined_.clear();
+  tile_calls_made_.clear();
   // The register tiles emission will reach: a loop whose first iteration is all it runs
   // never emits its body.
   std::vector<int> &pending = pending_nodes_;
@@ -855,7 +855,7 @@ void PlanEmitter::emit_tile_call(int id) {
       }
   };
   move_inputs(1);
-  call(tile.label);
+  tile_calls_made_.push_back({forward(x86::Forward::Call), record.kind});
   ++tile_calls_;
   move_inputs(-1);
 }
@@ -867,13 +867,14 @@ void PlanEmitter::emit_outlined_tiles() {
   for (OutlinedTile &tile : outlined_) {
     if (tile.first == nullptr) continue;  // every occurrence was emitted in place
     align(16);
-    L(tile.label);
+    tile.start = here();
     for (size_t i = 0; i < tile.first->inputs.size() && tile.first->inputs[i] >= 0; ++i)
       tensors_[static_cast<size_t>(tile.first->inputs[i])] = tile.inputs[i];
     emit_alloc(tile.first->node);
     ret();
     ++outlined_tiles_;
   }
+  for (const TileCall &c : tile_calls_made_) land(c.rel32, outlined_[size_t(c.kind)].start);
   set_frame_shift(0);
   tiles_in_place_ = false;
 }

@@ -17,7 +17,6 @@
 #pragma once
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -206,7 +205,7 @@ class PlanEmitter : public EmitterBase {
   struct OutlinedTile {
     const TileRecord *first = nullptr;  // the first call site, emitted as the subroutine
     std::array<TensorState, 3> inputs;  // first's input states, with no displacement
-    Xbyak::Label label;
+    size_t start = 0;                   // where its subroutine begins, once emitted
   };
 
   const EmitRequest *req_ = nullptr;
@@ -218,8 +217,14 @@ class PlanEmitter : public EmitterBase {
   int tile_tensor_ = -1;
   Xbyak::Label *mask_table_ = nullptr;  // emit()'s own: labels last one function
   std::vector<int32_t> outline_;        // per node: 1 + its index in tiles_ if outlined, or 0
-  std::deque<OutlinedTile> outlined_;   // emitted after the body; cleared by emit()
-  std::vector<TileRecord> tiles_;       // kept, with their storage, from plan to plan
+  // Kept, with their storage, from plan to plan:
+  std::vector<OutlinedTile> outlined_;  // emitted after the body
+  std::vector<TileRecord> tiles_;
+  struct TileCall {
+    size_t rel32;  // EmitterBase::forward()
+    int kind;      // into outlined_
+  };
+  std::vector<TileCall> tile_calls_made_;  // landed when the subroutines are emitted
   std::vector<int> pending_nodes_;
   // Register tiles are emitted in place, never called: inside a subroutine's own body, and at
   // a call site whose inputs the subroutine cannot serve.

@@ -1,6 +1,6 @@
 // A direct x86-64 encoder for the few instruction forms that make up nearly all of a GEMM
 // kernel's code: VEX vector instructions on registers and on [base + disp], the loop
-// bookkeeping (add/sub/dec/mov on a 64-bit register, a backward jnz, prefetcht0) and the
+// bookkeeping (add/sub/dec/mov on a 64-bit register, jumps and calls, prefetcht0) and the
 // function's frame (push/pop, general-purpose loads and stores, vzeroupper, ret).
 //
 // Why: Xbyak spends ~400 host instructions per emitted instruction (generic operand objects,
@@ -191,6 +191,17 @@ inline uint8_t *jnz_back(uint8_t *p, int64_t back) {
   p[1] = 0x85;
   std::memcpy(p + 2, &rel, 4);
   return p + 6;
+}
+
+// A call, jmp or je to code not written yet: E8, E9 or 0F 84 and a rel32 of 0, which
+// EmitterBase::land() points at the target later (the forms Xbyak writes for a label defined
+// after the jump).
+enum class Forward : uint8_t { Call, Jmp, Je };
+inline uint8_t *forward(uint8_t *p, Forward kind) {
+  if (kind == Forward::Je) *p++ = 0x0f;
+  *p++ = kind == Forward::Call ? 0xe8 : kind == Forward::Jmp ? 0xe9 : 0x84;
+  std::memset(p, 0, 4);
+  return p + 4;
 }
 
 inline uint8_t *prefetcht0(uint8_t *p, BaseDisp m) {

@@ -78,14 +78,13 @@ void copy_panels(PlanEmitter &e, const PackConfig &cfg, int64_t full, int64_t pa
     if (partial > 0) copy_run(e, cfg, partial, u, full);
   };
   if (main > 0) {
-    Xbyak::Label top;
     e.mov(e.reg_count, main);
-    e.L(top);
+    const size_t top = e.here();
     for (int64_t u = 0; u < unroll; ++u) one_q(u);
     e.add_imm(e.reg_src, unroll * cfg.src_q);
     e.add_imm(e.reg_dst, unroll * cfg.dst_q);
     e.dec(e.reg_count);
-    e.jnz(top);
+    e.jnz_back(top);
   }
   for (int64_t u = 0; u < tail; ++u) one_q(u);
   const int64_t q_done = main * unroll;
@@ -124,12 +123,11 @@ void emit_pack_panels(PlanEmitter &e, const PlanNode &n) {
   const int64_t group = cfg.contiguous ? pack_group_panels(cfg.dst_panel) : 1;
   const int64_t groups = cfg.full_panels / group, rest = cfg.full_panels % group;
   if (groups > 1) {
-    Xbyak::Label top;
     e.mov(e.reg_count_outer, groups);
-    e.L(top);
+    const size_t top = e.here();
     copy_panels(e, cfg, group, 0);
     e.dec(e.reg_count_outer);
-    e.jnz(top);
+    e.jnz_back(top);
   } else if (groups == 1) {
     copy_panels(e, cfg, group, 0);
   }

@@ -135,15 +135,14 @@ void emit_store_rows(PlanEmitter &e, const PlanNode &n) {
     // predictor always gets right skips the multiplies (a 16^3 product's are 6% of its FMAs).
     // Otherwise each multiply goes right before its store: multiplying the whole tile first
     // made 16^3 and 32^3 calls 5-8% slower.
-    Xbyak::Label unit, done;
     e.cmp(e.alpha_slot(), kOneBits);
-    e.je(unit, Xbyak::CodeGenerator::T_NEAR);
+    const size_t to_unit = e.forward(x86::Forward::Je);
     e.vbroadcastss(alpha, e.alpha_slot());
     store_tile(e, n, cfg, tmp, &alpha);
-    e.jmp(done, Xbyak::CodeGenerator::T_NEAR);
-    e.L(unit);
+    const size_t to_done = e.forward(x86::Forward::Jmp);
+    e.land(to_unit);
     store_tile(e, n, cfg, tmp, nullptr);
-    e.L(done);
+    e.land(to_done);
   }
 }
 

@@ -46,29 +46,28 @@ void emit_zero_memory(PlanEmitter &e, const PlanNode &n) {
   const Vreg zero = e.temp(0);
   e.vxorps(zero, zero, zero);
   e.load_origin(e.reg_dst, n, 0);
-  Xbyak::Label row_top;
+  size_t row_top = 0;
   if (cfg.rows > 1) {
     e.mov(e.reg_count, cfg.rows);
-    e.L(row_top);
+    row_top = e.here();
   }
   if (cfg.cols <= ZeroMemoryConfig::kStraightCols) {
     store_zeros(e, e.reg_dst, 0, cfg.cols, zero);
   } else {
     const int64_t blocks = cfg.cols / ZeroMemoryConfig::kBlockCols;
-    Xbyak::Label block_top;
     e.mov(e.reg_src, e.reg_dst);
     e.mov(e.reg_count_outer, blocks);
-    e.L(block_top);
+    const size_t block_top = e.here();
     store_zeros(e, e.reg_src, 0, ZeroMemoryConfig::kBlockCols, zero);
     e.add(e.reg_src, static_cast<int32_t>(4 * ZeroMemoryConfig::kBlockCols));
     e.dec(e.reg_count_outer);
-    e.jnz(block_top);
+    e.jnz_back(block_top);
     store_zeros(e, e.reg_src, 0, cfg.cols - blocks * ZeroMemoryConfig::kBlockCols, zero);
   }
   if (cfg.rows > 1) {
     e.add_imm(e.reg_dst, cfg.row_bytes);
     e.dec(e.reg_count);
-    e.jnz(row_top);
+    e.jnz_back(row_top);
   }
 }
 

@@ -279,6 +279,31 @@ TEST_CASE("codegen: a direct jnz back to a loop's top equals Xbyak's label jump 
   }
 }
 
+TEST_CASE("codegen: a direct forward call, jmp and je, landed, equal Xbyak's near label jumps") {
+  for (x86::Forward kind : {x86::Forward::Call, x86::Forward::Jmp, x86::Forward::Je})
+    for (int body : {0, 1, 126, 127, 128, 129, 300}) {
+      Buffer fast_buffer = page_aligned(4096), ref_buffer = page_aligned(4096);
+      EmitterBase fast(fast_buffer.get(), 4096);
+      fast.nop(3);
+      const size_t at = fast.forward(kind);
+      for (int i = 0; i < body; ++i) fast.nop(1);
+      fast.land(at);
+      fast.ret();
+      const std::string got(reinterpret_cast<const char *>(fast.getCode()), fast.getSize());
+      Xbyak::CodeGenerator ref(4096, ref_buffer.get());
+      Xbyak::Label label;
+      ref.nop(3);
+      if (kind == x86::Forward::Call) ref.call(label);
+      if (kind == x86::Forward::Jmp) ref.jmp(label, Xbyak::CodeGenerator::T_NEAR);
+      if (kind == x86::Forward::Je) ref.je(label, Xbyak::CodeGenerator::T_NEAR);
+      for (int i = 0; i < body; ++i) ref.nop(1);
+      ref.L(label);
+      ref.ret();
+      const std::string want(reinterpret_cast<const char *>(ref.getCode()), ref.getSize());
+      CHECK_MESSAGE(got == want, "kind " << int(kind) << ", body of " << body << " bytes");
+    }
+}
+
 TEST_CASE("codegen: the direct preamble and postamble equal Xbyak's") {
   // What EmitterBase wrote through Xbyak before, spelled out, for frames with and without
   // spill slots (an imm8 and an imm32 frame size), saving some or all callee-saved registers,
