@@ -12,8 +12,14 @@ namespace {
 
 // Prefetch distance along rows of B streamed from main memory. Measured on this project's
 // Zen 3 (interleaved runs, no prefetch / 256 / 512 bytes ahead): 8x4096x4096 21 / 27 / 26
-// GFLOP/s; the GEMVs 1x4096x4096 and 1x2048x16384, already at the bandwidth, unchanged.
-constexpr int64_t kStreamPrefetchBytes = 256;
+// GFLOP/s; the GEMVs 1x4096x4096 and 1x2048x16384, already at the bandwidth, unchanged. On
+// the Zen 4 VM (perf/ab_builds, 201 paired rounds, ratios to 256 bytes): 128 bytes ahead
+// 1.04 for 1x4096x4096, 1.03 for 1x2048x16384 and 1x4096x11008 (twice each), 8x4096x4096
+// and 4x4096x4096 unchanged, and on two threads +5-17% for the three GEMVs (5 runs each);
+// no prefetch 1.00-1.02; 512 bytes 0.92-0.94 and 1024 0.87-0.93 (prefetches far ahead of 4-8
+// rows read side by side presumably ask for more lines than the core keeps in flight);
+// prefetcht2 (into L2) 2048 bytes ahead made 1x4096x4096 1.15 but 1x4096x11008 0.90.
+constexpr int64_t kStreamPrefetchBytes = 128;
 
 // Innermost loops around a multiply kernel are unrolled: up to kFullUnroll iterations
 // completely, longer ones kUnroll at a time with a straight-line tail. Four copies of the
