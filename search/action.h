@@ -1,8 +1,9 @@
 // Actions: the rewrites that turn a spec into a plan node with smaller sub-specs.
 //
 // They are enumerated in a fixed order, and an action is identified by its value, so a stored
-// decision means the same thing on reload. Changing what an action does, or the order, is a
-// new kActionOrderVersion (the database is keyed by it).
+// decision means the same thing on reload. Changing what an action does, the order, or which
+// actions are offered (a stored decision was the best of the old set) is a new
+// kActionOrderVersion (the database is keyed by it).
 //
 // One concept per file: tiling.cpp (output tiles), split_k.cpp (reduction), stage.cpp (cache
 // staging), pack.cpp (packed buffers), register_tile.cpp (C in registers), zero_accum.cpp
@@ -19,7 +20,7 @@
 
 namespace tessel {
 
-constexpr int kActionOrderVersion = 9;
+constexpr int kActionOrderVersion = 10;
 
 enum class ActionKind : uint8_t {
   Serial,          // run a threads > 1 spec on one thread

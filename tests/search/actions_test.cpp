@@ -1,6 +1,7 @@
 // Properties of the action plumbing shared by every action (actions.cpp).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -137,6 +138,44 @@ TEST_CASE("operands fit the caches when at each level those at or inside it fit 
   }
   CHECK(fit > tried / 10);  // both outcomes are exercised
   CHECK(fit < tried * 9 / 10);
+}
+
+TEST_CASE(
+    "cache blocks of rows are no finer than min_blocking_tile but for A panels under B in L1") {
+  const Target t = avx2_target(HostCaches{});
+  // C (96 x 16) += A (96 x 256) * B (256 x 16), B packed in panels of 16 columns.
+  Spec s;
+  s.op = Op::MatmulAccum;
+  s.dims = {96, 16, 256};
+  s.operands = {TensorSpec{Level::L2, row_major()},
+                TensorSpec{Level::L2, Layout{LayoutKind::PanelCols, 16}},
+                TensorSpec{Level::L3, row_major()}};
+  s.limits = t.limits();
+  auto row_tiles = [&](Level b_level) {
+    Spec v = s;
+    v.operands[1].level = b_level;
+    std::vector<Action> out;
+    enumerate_tiles(canonical(v), t, out);
+    std::vector<int32_t> rows;
+    for (const Action &a : out)
+      if (a.a == 0) rows.push_back(a.size);
+    return rows;
+  };
+  const std::vector<int32_t> from_l2 = row_tiles(Level::L2), under_b = row_tiles(Level::L1);
+  REQUIRE(!from_l2.empty());
+  for (int32_t size : from_l2) CHECK(size >= t.min_blocking_tile);
+  // Under B in L1: the same blocks, and one A panel's height besides.
+  std::vector<int32_t> want = from_l2;
+  want.insert(want.begin(), t.panel_row_strips.front());
+  CHECK(under_b == want);
+  // With A in L1 too, tiles only lead to register tiles: any height up to the registers.
+  Spec both = s;
+  both.operands[0].level = both.operands[1].level = Level::L1;
+  std::vector<Action> out;
+  enumerate_tiles(canonical(both), t, out);
+  CHECK(std::count_if(out.begin(), out.end(), [&](const Action &a) {
+          return a.a == 0 && a.size < t.min_blocking_tile;
+        }) > 1);
 }
 
 TEST_CASE("rows the kernels step across at each k fit L1 only as far as the sets they crowd") {
