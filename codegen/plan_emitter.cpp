@@ -880,7 +880,8 @@ void PlanEmitter::emit_outlined_tiles() {
     ret();
     ++outlined_tiles_;
   }
-  for (const TileCall &c : tile_calls_made_) land(c.rel32, outlined_[size_t(c.kind)].start);
+  for (const TileCall &c : tile_calls_made_)
+    land(c.rel32, outlined_[static_cast<size_t>(c.kind)].start);
   set_frame_shift(0);
   tiles_in_place_ = false;
 }

@@ -103,12 +103,10 @@ tessel_status compile(const KernelKey &key, std::shared_ptr<const CompiledKernel
   using Clock = std::chrono::steady_clock;
   auto kernel = std::make_shared<CompiledKernel>();
   kernel->key = key;
-  // One plan per thread, refilled by every compile: its storage stays, and a large plan's
-  // fresh pages were a tenth of a warm first call (1000^3: 16 pages at ~2 us each). The
-  // thread's first compile sizes it for kKeptPlanNodes and touches every page (as CodeBuffer
-  // does for code), so that no later plan up to that size faults them in halfway through its
-  // replay: 1000^3's 398 nodes took 13 fresh pages in a process that had made two small
-  // kernels, a quarter of its warm first call.
+  // One plan per thread, refilled by every compile: its storage stays. The thread's first
+  // compile sizes it for kKeptPlanNodes and writes every page (as CodeBuffer does for code):
+  // a later plan bigger than any before would fault fresh pages in halfway through its
+  // replay (1000^3's 398 nodes after two small kernels: 13 pages, a quarter of the call).
   static thread_local Plan plan = [] {
     constexpr size_t kKeptPlanNodes = 512;  // 64 KiB; the benchmark plans have up to 398
     Plan p;
