@@ -33,8 +33,8 @@ struct PlanTensor {
 };
 
 // Fields ordered and sized to pack into 128 bytes: a warm first call builds every node of
-// its plan in memory it may touch for the first time (1000^3: 195 nodes, 31 KB at 160 bytes
-// each, ~1.4 us per fresh page).
+// its plan in memory it may touch for the first time (1000^3: 398 nodes, 51 KB; 64 KB at
+// the 160 bytes they took before; ~1.4 us per fresh page).
 struct PlanNode {
   Spec spec;
   Action action;

@@ -24,6 +24,17 @@ Spec random_spec(std::mt19937_64 &rng) {
   return canonical(s);
 }
 
+// C (m x n) += A (m x k) * B (k x n), operands as given, with the target's cache limits.
+Spec accumulate_spec(const Target &t, int32_t m, int32_t n, int32_t k, TensorSpec a, TensorSpec b,
+                     TensorSpec c) {
+  Spec s;
+  s.op = Op::MatmulAccum;
+  s.dims = {m, n, k};
+  s.operands = {a, b, c};
+  s.limits = t.limits();
+  return s;
+}
+
 TEST_CASE("a dimension's panel step multiple allows exactly the steps each operand allows") {
   std::mt19937_64 rng(7);
   for (int i = 0; i < 1000; ++i) {
@@ -144,13 +155,9 @@ TEST_CASE(
     "cache blocks of rows are no finer than min_blocking_tile but for A panels under B in L1") {
   const Target t = avx2_target(HostCaches{});
   // C (96 x 16) += A (96 x 256) * B (256 x 16), B packed in panels of 16 columns.
-  Spec s;
-  s.op = Op::MatmulAccum;
-  s.dims = {96, 16, 256};
-  s.operands = {TensorSpec{Level::L2, row_major()},
-                TensorSpec{Level::L2, Layout{LayoutKind::PanelCols, 16}},
-                TensorSpec{Level::L3, row_major()}};
-  s.limits = t.limits();
+  const Spec s =
+      accumulate_spec(t, 96, 16, 256, {Level::L2, row_major()},
+                      {Level::L2, Layout{LayoutKind::PanelCols, 16}}, {Level::L3, row_major()});
   auto row_tiles = [&](Level b_level) {
     Spec v = s;
     v.operands[1].level = b_level;
@@ -181,12 +188,8 @@ TEST_CASE(
 TEST_CASE("rows the kernels step across at each k fit L1 only as far as the sets they crowd") {
   const Target t = avx2_target(HostCaches{});
   // C (32 x 96) += A (32 x 64, in L1) * B (64 x 96): B's 64 rows, 384 bytes each, in L2.
-  Spec s;
-  s.op = Op::MatmulAccum;
-  s.dims = {32, 96, 64};
-  s.operands = {TensorSpec{Level::L1, row_major()}, TensorSpec{Level::L2, row_major()},
-                TensorSpec{Level::L2, row_major()}};
-  s.limits = t.limits();
+  const Spec s = accumulate_spec(t, 32, 96, 64, {Level::L1, row_major()}, {Level::L2, row_major()},
+                                 {Level::L2, row_major()});
   auto offers_b_in_l1 = [&](uint8_t b_class) {
     Spec v = s;
     v.operands[1].stride_class = b_class;
@@ -223,13 +226,8 @@ TEST_CASE("a staged tile of A or B is charged its reads less what hides behind t
   REQUIRE(hidden > 0);
   REQUIRE(hidden < 1);
   auto spec = [&](int32_t m) {  // C (m x 512) += A (m x 64) * B (64 x 512), all in L3
-    Spec s;
-    s.op = Op::MatmulAccum;
-    s.dims = {m, 512, 64};
-    s.operands = {TensorSpec{Level::L3, row_major()}, TensorSpec{Level::L3, row_major()},
-                  TensorSpec{Level::L3, row_major()}};
-    s.limits = t.limits();
-    return canonical(s);
+    const TensorSpec l3{Level::L3, row_major()};
+    return canonical(accumulate_spec(t, m, 512, 64, l3, l3, l3));
   };
   const Action b_to_l2{ActionKind::Stage, 1, uint8_t(Level::L2), 0};
   const double reads = t.read_cost(spec(1).b(), 64, 512, /*side_by_side=*/true);
