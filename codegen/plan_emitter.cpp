@@ -46,6 +46,14 @@ int register_tile_count(const PlanTensor &t) {
 PlanEmitter::PlanEmitter(uint8_t *buffer, size_t capacity) : EmitterBase(buffer, capacity) {
   // Plan bodies can be long: every forward jump gets a 32-bit displacement.
   setDefaultJmpNEAR(true);
+  // Kept storage (kKeptPlanNodes), as the plans'.
+  keep_room(tensors_, kKeptPlanNodes + 3);
+  keep_room(height_, kKeptPlanNodes);
+  keep_room(outline_, kKeptPlanNodes);
+  keep_room(tiles_, kKeptPlanNodes / 2);
+  keep_room(outlined_, 16);
+  keep_room(tile_calls_made_, kKeptPlanNodes / 2);
+  keep_room(pending_nodes_, kKeptPlanNodes);
 }
 
 void PlanEmitter::load_origin(const Xbyak::Reg64 &dst, const PlanNode &n, int operand) {

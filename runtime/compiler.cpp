@@ -39,7 +39,11 @@ static bool search(const Spec &spec, Plan *plan, int64_t *specs_solved) {
   DecisionCache &shared = shared_decisions();
   *specs_solved = 0;
   {
-    PlanRecord stored;
+    static thread_local PlanRecord stored = [] {  // kept (kKeptPlanNodes)
+      PlanRecord r;
+      keep_room(r.actions, kKeptPlanNodes);
+      return r;
+    }();
     if (shared.read_plan(spec_key(canonical(spec)), &stored)) {
       if (replay_plan(stored, spec, target, plan)) return true;
       warn_once("stale plan", "ignored a stored plan that no longer applies for " +
@@ -103,17 +107,13 @@ tessel_status compile(const KernelKey &key, std::shared_ptr<const CompiledKernel
   using Clock = std::chrono::steady_clock;
   auto kernel = std::make_shared<CompiledKernel>();
   kernel->key = key;
-  // One plan per thread, refilled by every compile: its storage stays. The thread's first
-  // compile sizes it for kKeptPlanNodes and writes every page (as CodeBuffer does for code):
-  // a later plan bigger than any before would fault fresh pages in halfway through its
-  // replay (1000^3's 398 nodes after two small kernels: 13 pages, a quarter of the call).
+  // One plan per thread, refilled by every compile: its storage stays (kKeptPlanNodes; as
+  // CodeBuffer for code). 1000^3's 398 nodes after two small kernels faulted 13 pages in
+  // halfway through its replay, a quarter of the call.
   static thread_local Plan plan = [] {
-    constexpr size_t kKeptPlanNodes = 512;  // 64 KiB; the benchmark plans have up to 398
     Plan p;
-    p.nodes.resize(kKeptPlanNodes);  // constructed, so written
-    p.nodes.clear();
-    p.tensors.resize(kKeptPlanNodes / 4);  // 1000^3 has 51
-    p.tensors.clear();
+    keep_room(p.nodes, kKeptPlanNodes);
+    keep_room(p.tensors, kKeptPlanNodes + 3);  // replay_plan reserves one per node
     return p;
   }();
   const auto t0 = Clock::now();

@@ -25,7 +25,7 @@ class BuiltSubtrees {
     int32_t first_tensor = 0, tensors = 0;  // tensors it allocated: [first, first + tensors)
     std::array<int16_t, 3> operands{};      // its root's operand tensors
   };
-  // Room for `subtrees` entries without growing.
+  // Room for `subtrees` entries without growing (storage already there stays).
   void reserve(size_t subtrees) {
     size_t slots = 64;
     while (slots < 2 * subtrees) slots *= 2;
@@ -33,6 +33,7 @@ class BuiltSubtrees {
     entries_.clear();
     entries_.reserve(subtrees);
   }
+  void touch_room() { keep_room(entries_, entries_.capacity()); }  // for a kept table
   const Entry *find(const Plan &plan, const Spec &s, const Action &a) const {
     if (slots_.empty()) return nullptr;
     for (size_t i = memo_hash(s) & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
@@ -73,9 +74,11 @@ class BuiltSubtrees {
 template <class Decide>
 class PlanBuilder {
  public:
-  // `nodes`: how many the plan will have, if known.
-  PlanBuilder(const Target &target, Plan &plan, Decide &decide, size_t nodes = 0)
-      : target_(target), plan_(plan), decide_(decide) {
+  // `built`: the table of built subtrees to work in, emptied and sized for `nodes`, how many
+  // the plan will have (if known).
+  PlanBuilder(const Target &target, Plan &plan, Decide &decide, BuiltSubtrees &built,
+              size_t nodes = 0)
+      : target_(target), plan_(plan), decide_(decide), built_(built) {
     built_.reserve(nodes);
   }
 
@@ -204,7 +207,7 @@ class PlanBuilder {
   const Target &target_;
   Plan &plan_;
   Decide &decide_;
-  BuiltSubtrees built_;
+  BuiltSubtrees &built_;
 };
 
 // The plan's user tensors A, B, C; returns the canonical root.
@@ -338,7 +341,8 @@ bool build_plan(Solver &solver, const Spec &s, Plan *out, bool helped) {
     }
     bool follows(const PlanNode *, size_t) { return true; }
   } decide{solver};
-  PlanBuilder builder(solver.target(), *out, decide);
+  BuiltSubtrees built;
+  PlanBuilder builder(solver.target(), *out, decide, built);
   out->root = builder.build(root, {0, 1, 2}, 0);
   out->cost = e.cost;
   return true;
@@ -348,16 +352,28 @@ bool replay_plan(const PlanRecord &record, const Spec &s, const Target &t, Plan 
   const Spec root = start_plan(s, out);
   if (record.actions.empty() || spec_key(root) != record.root) return false;
   // One allocation each: growing by doubling touched twice the pages, and fresh pages are a
-  // large share of a warm first call's time on a VM (~1.4 us each on the Zen 4 measured;
-  // 1000^3's plan has 195 nodes, 25 KB).
+  // large share of a warm first call's time on a VM (~1.2 us each on the Zen 4 measured;
+  // 1000^3's plan has 398 nodes, 51 KB).
   out->nodes.reserve(record.actions.size());
   out->tensors.reserve(record.actions.size() + 3);
+  // The thread's tables, kept (kKeptPlanNodes).
+  static thread_local struct Tables {
+    std::vector<uint32_t> checked;
+    BuiltSubtrees built;
+    std::vector<Action> scratch;
+    Tables() {
+      keep_room(checked, 2 * kKeptPlanNodes);
+      built.reserve(kKeptPlanNodes);
+      built.touch_room();
+    }
+  } tables;
   // Specs repeat inside a plan and checking an action enumerates its kind: nodes already
   // checked are found by memo_hash of their spec, in an open-addressing table of node ids
   // (+1; 0 = empty), and compared in full.
   size_t slots = 16;
   while (slots < 2 * record.actions.size()) slots *= 2;
-  std::vector<uint32_t> checked(slots, 0);
+  std::vector<uint32_t> &checked = tables.checked;
+  checked.assign(slots, 0);
   auto already_checked = [&](const Spec &spec, const Action &a, bool insert) {
     const uint64_t h = memo_hash(spec);
     for (size_t i = (h >> 1) & (slots - 1);; i = (i + 1) & (slots - 1)) {
@@ -377,7 +393,7 @@ bool replay_plan(const PlanRecord &record, const Spec &s, const Target &t, Plan 
     decltype(already_checked) &checked;
     const Target &t;
     size_t next = 0;  // the record's next action
-    std::vector<Action> scratch;
+    std::vector<Action> &scratch;
     bool operator()(const Spec &spec, Action *action, Cost *, bool *costed) {
       if (next == actions.size()) return false;
       const Action &a = actions[next];
@@ -394,8 +410,8 @@ bool replay_plan(const PlanRecord &record, const Spec &s, const Target &t, Plan 
       next += count;
       return true;
     }
-  } decide{record.actions, already_checked, t, 0, {}};
-  PlanBuilder builder(t, *out, decide, record.actions.size());
+  } decide{record.actions, already_checked, t, 0, tables.scratch};
+  PlanBuilder builder(t, *out, decide, tables.built, record.actions.size());
   out->root = builder.build(root, {0, 1, 2}, 0);
   // A record with actions left over was not made for this plan.
   if (out->root < 0 || decide.next != record.actions.size()) {
