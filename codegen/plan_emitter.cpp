@@ -67,7 +67,11 @@ Vreg PlanEmitter::tile_out_of_range() {
 }
 
 int64_t PlanEmitter::stream_prefetch(const PlanNode &n, int operand) const {
-  return state(n, operand).streamed ? kStreamPrefetchBytes : 0;
+  return streamed(n, operand) ? kStreamPrefetchBytes : 0;
+}
+
+bool PlanEmitter::streamed(const PlanNode &n, int operand) const {
+  return state(n, operand).streamed;
 }
 
 bool PlanEmitter::reserve_temps(int count, const char *kernel) {

@@ -84,6 +84,8 @@ class PlanEmitter : public EmitterBase {
   // staged from main memory are read a few at a time, and the hardware prefetchers alone keep
   // too few misses in flight (0 otherwise).
   int64_t stream_prefetch(const PlanNode &n, int operand) const;
+  // Whether `operand` is read below a stage from main memory.
+  bool streamed(const PlanNode &n, int operand) const;
   // Loads into `mask` a vmaskmovps mask whose first `valid` lanes (1..7) are set.
   void load_edge_mask(Vreg mask, int valid);
   // dst = the `valid` (1..7) floats at `src`, the other lanes zero, reading nothing beyond
