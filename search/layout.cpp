@@ -69,20 +69,34 @@ int32_t panel_step_multiple(Layout l, int axis, int64_t extent) {
 int64_t buffer_elements(Layout l, int64_t rows, int64_t cols) {
   switch (l.kind) {
     case LayoutKind::PanelRows:
-      return (rows + l.strip - 1) / l.strip * l.strip * cols;
+      return (rows + l.strip - 1) / l.strip * l.strip * panel_extent(l, rows, cols);
     case LayoutKind::PanelCols:
-      return (cols + l.strip - 1) / l.strip * l.strip * rows;
+      return (cols + l.strip - 1) / l.strip * l.strip * panel_extent(l, rows, cols);
     default:
       return rows * cols;
   }
 }
 
+namespace {
+constexpr int64_t kMaxPackGroup = 16;
+}
+
 int64_t pack_group_panels(int64_t panel_bytes) {
-  constexpr int64_t kMaxGroup = 16, kLinesPerSet = 8;
+  constexpr int64_t kLinesPerSet = 8;
   int64_t lines_in_set[kL1Sets] = {};
-  for (int64_t g = 0; g < kMaxGroup; ++g)
+  for (int64_t g = 0; g < kMaxPackGroup; ++g)
     if (++lines_in_set[g * panel_bytes / kLineBytes % kL1Sets] > kLinesPerSet) return g;
-  return kMaxGroup;
+  return kMaxPackGroup;
+}
+
+int64_t panel_extent(Layout l, int64_t rows, int64_t cols) {
+  int64_t ext = l.kind == LayoutKind::PanelRows ? cols : rows;
+  if (!l.is_panel()) return ext;
+  // A few elements of padding always suffice: one more line-sized step per panel spreads
+  // the panels over distinct sets.
+  for (int64_t pad = 0; pad < kLineBytes; ++pad, ++ext)
+    if (pack_group_panels(4 * l.strip * ext) == kMaxPackGroup) break;
+  return ext;
 }
 
 }  // namespace tessel

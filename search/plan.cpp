@@ -123,7 +123,7 @@ class PlanBuilder {
         t.role = PlanTensor::Role::Registers;
       } else {
         t.role = PlanTensor::Role::Buffer;
-        t.ext = t.spec.layout.kind == LayoutKind::PanelRows ? t.cols : t.rows;
+        t.ext = panel_extent(t.spec.layout, t.rows, t.cols);
         t.workspace_offset = (workspace_top + 63) / 64 * 64;
         t.bytes = x.alloc_bytes;
         child_top = t.workspace_offset + t.bytes;

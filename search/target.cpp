@@ -457,7 +457,8 @@ double Target::kernel_cost(KernelId k, const Spec &s) const {
         const int64_t panels = (s.dims[static_cast<size_t>(p_axis)] + strip - 1) / strip;
         // Bytes from one panel to the next, as the emitter takes them.
         const int64_t panel_bytes =
-            4 * element_offset(dst.layout, q_extent, p_axis == 0 ? strip : 0, p_axis * strip);
+            4 * element_offset(dst.layout, panel_extent(dst.layout, s.dims[0], s.dims[1]),
+                               p_axis == 0 ? strip : 0, p_axis * strip);
         const int64_t group = pack_group_panels(panel_bytes);
         restarts = static_cast<double>((panels + group - 1) / group - 1) *
                    static_cast<double>(q_extent) * c.run_start_cycles[static_cast<int>(src.level)];
