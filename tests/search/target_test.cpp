@@ -233,6 +233,12 @@ TEST_CASE("a pack reads each source row in one run per group of panels, which me
   CHECK(panel_extent(panel_rows(6), 12, 512) == 513);
   CHECK(panel_extent(panel_rows(6), 12, 300) == 300);
   CHECK(pack_group_panels(16 * 65 * 4) == 16);
+  for (int strip : {6, 16})
+    for (int64_t k = 1; k <= 4200; ++k) {
+      const int64_t ext = panel_extent(panel_cols(strip), k, 64);
+      CHECK(ext - k < 4);
+      CHECK(pack_group_panels(4 * strip * ext) == 16);
+    }
   CHECK(buffer_elements(panel_cols(16), 64, 2040) == 2048 * 65);
   CHECK(buffer_elements(panel_rows(6), 13, 512) == 18 * 513);
   const Target t = avx2_target(HostCaches{});
