@@ -210,14 +210,18 @@ class PlanBuilder {
   BuiltSubtrees &built_;
 };
 
-// The plan's user tensors A, B, C; returns the canonical root.
-Spec start_plan(const Spec &s, Plan *out) {
-  // Emptied, not replaced: a Plan reused for plan after plan keeps its storage.
+// Emptied, not replaced: a Plan reused for plan after plan keeps its storage.
+void clear_plan(Plan *out) {
   out->nodes.clear();
   out->tensors.clear();
   out->root = -1;
   out->workspace_bytes = 0;
   out->cost = Cost{};
+}
+
+// The plan's user tensors A, B, C; returns the canonical root.
+Spec start_plan(const Spec &s, Plan *out) {
+  clear_plan(out);
   const Spec c = canonical(s);
   for (int i = 0; i < 3; ++i) {
     PlanTensor t;
@@ -350,7 +354,10 @@ bool build_plan(Solver &solver, const Spec &s, Plan *out, bool helped) {
 
 bool replay_plan(const PlanRecord &record, const Spec &s, const Target &t, Plan *out) {
   const Spec root = start_plan(s, out);
-  if (record.actions.empty() || spec_key(root) != record.root) return false;
+  if (record.actions.empty() || spec_key(root) != record.root) {
+    clear_plan(out);
+    return false;
+  }
   // One allocation each: growing by doubling touched twice the pages, and fresh pages are a
   // large share of a warm first call's time on a VM (~1.2 us each on the Zen 4 measured;
   // 1000^3's plan has 398 nodes, 51 KB).
@@ -415,7 +422,7 @@ bool replay_plan(const PlanRecord &record, const Spec &s, const Target &t, Plan 
   out->root = builder.build(root, {0, 1, 2}, 0);
   // A record with actions left over was not made for this plan.
   if (out->root < 0 || decide.next != record.actions.size()) {
-    *out = Plan{};
+    clear_plan(out);
     return false;
   }
   out->cost = out->nodes[out->root].cost;
