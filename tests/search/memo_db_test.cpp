@@ -433,11 +433,16 @@ TEST_CASE("a plan record that does not replay is refused, and the search still f
     CHECK(found == (record.root == good.root));
     if (!found) read = record;
     Plan replayed;
+    keep_room(replayed.nodes, 64);  // storage a thread keeps from plan to plan
     const bool ok = replay_plan(read, spec, t, &replayed);
     // Swapped actions may still make a plan (both apply where they land), but never a
     // different one passed off as this record's: all of it must be consumed, so here none.
+    // The plan is left empty, its storage kept.
     CHECK_FALSE(ok);
     CHECK(replayed.nodes.empty());
+    CHECK(replayed.tensors.empty());
+    CHECK(replayed.root == -1);
+    CHECK(replayed.nodes.capacity() >= 64);
     int64_t solved = 0;
     const Plan searched = plan_through(cache, spec, &solved);
     CHECK(solved > 0);
