@@ -90,8 +90,8 @@ int64_t pack_group_panels(int64_t panel_bytes);
 // rows x cols tensor: its own, padded when that would put the panels a multiple of 4 KiB
 // apart, so that a pack fills a whole group of them side by side in long runs of each
 // source row. 32x768x3072 packs B in 128-row blocks: unpadded, panels 8 KiB apart, 8 at a
-// time (runs of 512 bytes); padded by one row, 16 (paired on the Zen 4 VM: +2.7-3.8%;
-// 128x768x768 and 256^3 +1%). A copy of such a pack alone ran ~1.5x faster.
+// time (runs of 512 bytes); padded by one row, 16 (paired on the Zen 4 VM: +2.4-3.8%;
+// 128^3 +1.3%, 256^3 +0.7-0.9%). A copy of such a pack alone ran ~1.5x faster.
 int64_t panel_extent(Layout l, int64_t rows, int64_t cols);
 
 }  // namespace tessel

@@ -228,9 +228,6 @@ TEST_CASE("codegen: C staged from main memory with aliasing rows runs in a padde
   CHECK(tile_calls > 0);
 }
 
-}  // namespace tessel
-
-namespace tessel {
 namespace {
 
 // Rows of the biggest pack of B below a stage of B from main memory (0: none), where the
