@@ -92,15 +92,13 @@ int64_t pack_group_panels(int64_t panel_bytes) {
 int64_t panel_extent(Layout l, int64_t rows, int64_t cols) {
   int64_t ext = l.kind == LayoutKind::PanelRows ? cols : rows;
   if (!l.is_panel()) return ext;
-  // A few elements of padding always suffice. Panels whole lines apart crowd a set only
-  // when a multiple of a way apart: that case in closed form, as buffer_elements is on the
-  // search's hot path.
-  for (int64_t pad = 0; pad < kLineBytes; ++pad, ++ext) {
-    const int64_t bytes = 4 * l.strip * ext;
-    if (bytes % kLineBytes == 0 ? bytes % kL1WayBytes != 0
-                                : pack_group_panels(bytes) == kMaxPackGroup)
-      break;
-  }
+  // Panels a multiple of 8 bytes apart (an even strip: every one the targets use) drift by a
+  // line at least every 8 panels, so they crowd a set only when a multiple of a way apart,
+  // and one more element ends that. buffer_elements is on the search's hot path; other
+  // strips are checked (a few elements suffice).
+  if (l.strip % 2 == 0) return ext + (4 * l.strip * ext % kL1WayBytes == 0 ? 1 : 0);
+  for (int64_t pad = 0; pad < kLineBytes; ++pad, ++ext)
+    if (pack_group_panels(4 * l.strip * ext) == kMaxPackGroup) break;
   return ext;
 }
 

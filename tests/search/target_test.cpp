@@ -233,7 +233,7 @@ TEST_CASE("a pack reads each source row in one run per group of panels, which me
   CHECK(panel_extent(panel_rows(6), 12, 512) == 513);
   CHECK(panel_extent(panel_rows(6), 12, 300) == 300);
   CHECK(pack_group_panels(16 * 65 * 4) == 16);
-  for (int strip : {6, 16})
+  for (int strip : {3, 6, 8, 16})
     for (int64_t k = 1; k <= 4200; ++k) {
       const int64_t ext = panel_extent(panel_cols(strip), k, 64);
       CHECK(ext - k < 4);
