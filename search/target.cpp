@@ -438,12 +438,12 @@ double Target::kernel_cost(KernelId k, const Spec &s) const {
                                    ? src.layout.kind == LayoutKind::ColMajor
                                    : src.layout.kind == LayoutKind::RowMajor;
       const double elements = m * n;
-      // A copy along the panel's fast axis moves vectors; anything else gathers scalars.
+      // A copy along the panel's fast axis moves vectors; anything else transposes.
       const double copy =
           along_panel
               ? elements / lanes *
                     (1 / c.stores_per_cycle + c.masked_extra * (dst.layout.strip % lanes != 0))
-              : elements * c.scalar_copy;
+              : elements * c.transposed_copy;
       // The copy reads the source one stored row after another, along the panels in one
       // run per group of panels (pack_group_panels): from main memory, each further group
       // starts every row's run again (8x4096x4096 on two threads then streams B instead of

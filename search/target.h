@@ -32,7 +32,11 @@ struct CostCoefficients {
   double loads_per_cycle = 2;   // vector loads per cycle (Zen: 2 x 256-bit)
   double stores_per_cycle = 1;  // vector stores per cycle (Zen 3: 1 x 256-bit)
   double masked_extra = 1;      // extra cycles of a vmaskmov* over a plain move (Agner Fog)
-  double scalar_copy = 0.5;     // cycles per element of a transposing (gathering) copy
+  // Cycles per element of a transposing copy (the emitter transposes four k of four rows in
+  // registers). Its real cost fell when it stopped moving scalars, but 0.25 and 0.15 here
+  // moved the plans of 512^3, 1024^3, 1000^3 and, B transposed, 128x768x768 on two threads,
+  // without a gain beyond noise (-2% to +3% by shape).
+  double transposed_copy = 0.5;
   // Cycles to bring one 64-byte line to the core from each level, at the best number of rows
   // read side by side (index by Level; VRF and L1 accesses are paid by the kernels). Measured
   // with perf/memory_costs on the 4.1 GHz Zen 5 machines: L2 1.05-1.4, L3 2.5-2.7, DRAM (GL)

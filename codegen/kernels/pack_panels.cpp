@@ -13,10 +13,15 @@
 //                                       a group is pack_group_panels() full panels
 //                                       (layout.h), so each q reads one contiguous piece
 //                                       of a source row
-//     otherwise (transposing):         `strip` scalar loads at r*sP, stores at r; one panel
-//                                       per group, q unrolled by 4
+//     otherwise (transposing):         one panel per group, q unrolled by 4; when src is
+//                                       contiguous along Q, four q at once: each four rows
+//                                       of the panel load as xmm, transpose in registers
+//                                       (unpck*, movlhps/movhlps) and store one 16-byte run
+//                                       per q, two rows store 8 bytes per q, and a last
+//                                       row goes scalar; else `strip` scalar loads at
+//                                       r*sP, stores at r
 //
-//   temp(0), temp(1): data in flight
+//   temp(0..5): data in flight (temp(0), temp(1) when moving scalars only)
 //
 // A contiguous copy of 32 or more rows streamed from main memory also prefetches each 64
 // bytes of a row kPackPrefetchBytes ahead.
@@ -38,6 +43,7 @@ struct PackConfig {
   int64_t src_p = 0, src_q = 0;  // bytes per step along P and Q in src
   int64_t dst_q = 0, dst_panel = 0;
   bool contiguous = false;  // src consecutive along P
+  bool transposes = false;  // transposing four q at a time in registers (src consecutive along Q)
   int64_t prefetch = 0;     // bytes ahead of each 64 read along P to prefetch (0: none)
   // q steps per loop iteration, for a single panel (a group of panels unrolls less).
   static constexpr int64_t kQUnroll = 4;
@@ -75,6 +81,46 @@ void copy_run(PlanEmitter &e, const PackConfig &cfg, int64_t width, int64_t u, i
   }
 }
 
+// Four q (0..3) of the `width` rows of one panel, transposed in registers: per four rows,
+// four xmm loads along q become four 16-byte stores, one per q.
+void copy_transposed(PlanEmitter &e, const PackConfig &cfg, int64_t width) {
+  auto x = [&](int k) { return Xbyak::Xmm(e.temp(k).getIdx()); };
+  auto src = [&](int64_t r) { return e.mem(e.reg_src, r * cfg.src_p); };
+  auto dst = [&](int64_t q, int64_t r) { return e.mem(e.reg_dst, q * cfg.dst_q + 4 * r); };
+  int64_t r = 0;
+  for (; r + 4 <= width; r += 4) {
+    for (int i = 0; i < 4; ++i) e.vmovups(x(i), src(r + i));  // x(i) = row r+i, q 0..3
+    e.vunpcklps(x(4), x(0), x(1));                            // r0q0 r1q0 r0q1 r1q1
+    e.vunpckhps(x(5), x(0), x(1));                            // r0q2 r1q2 r0q3 r1q3
+    e.vunpcklps(x(0), x(2), x(3));                            // r2q0 r3q0 r2q1 r3q1
+    e.vunpckhps(x(1), x(2), x(3));                            // r2q2 r3q2 r2q3 r3q3
+    e.vmovlhps(x(2), x(4), x(0));                             // q0
+    e.vmovhlps(x(3), x(0), x(4));                             // q1
+    e.vmovups(dst(0, r), x(2));
+    e.vmovups(dst(1, r), x(3));
+    e.vmovlhps(x(2), x(5), x(1));  // q2
+    e.vmovhlps(x(3), x(1), x(5));  // q3
+    e.vmovups(dst(2, r), x(2));
+    e.vmovups(dst(3, r), x(3));
+  }
+  if (r + 2 <= width) {
+    e.vmovups(x(0), src(r));
+    e.vmovups(x(1), src(r + 1));
+    e.vunpcklps(x(2), x(0), x(1));  // q0, q1
+    e.vunpckhps(x(3), x(0), x(1));  // q2, q3
+    e.vmovlps(dst(0, r), x(2));
+    e.vmovhps(dst(1, r), x(2));
+    e.vmovlps(dst(2, r), x(3));
+    e.vmovhps(dst(3, r), x(3));
+    r += 2;
+  }
+  if (r < width)
+    for (int64_t q = 0; q < 4; ++q) {
+      e.vmovss(x(q % 2), e.mem(e.reg_src, r * cfg.src_p + q * cfg.src_q));
+      e.vmovss(dst(q, r), x(q % 2));
+    }
+}
+
 // All q of `full` whole panels side by side, then a partial one of `partial` floats (if not
 // 0); leaves reg_src/reg_dst on the next panel.
 void copy_panels(PlanEmitter &e, const PackConfig &cfg, int64_t full, int64_t partial) {
@@ -89,7 +135,11 @@ void copy_panels(PlanEmitter &e, const PackConfig &cfg, int64_t full, int64_t pa
   if (main > 0) {
     e.mov(e.reg_count, main);
     const size_t top = e.here();
-    for (int64_t u = 0; u < unroll; ++u) one_q(u);
+    if (cfg.transposes && panels == 1 && unroll == 4) {
+      copy_transposed(e, cfg, full > 0 ? cfg.strip : partial);
+    } else {
+      for (int64_t u = 0; u < unroll; ++u) one_q(u);
+    }
     e.add_imm(e.reg_src, unroll * cfg.src_q);
     e.add_imm(e.reg_dst, unroll * cfg.dst_q);
     e.dec(e.reg_count);
@@ -133,7 +183,14 @@ void emit_pack_panels(PlanEmitter &e, const PlanNode &n) {
   // ahead instead of 512 bytes did as well on 32 rows but 0.95 on 64 rows of 4 KiB.
   if (cfg.contiguous && e.streamed(n, 0) && cfg.q_extent >= kPrefetchedPackRows)
     cfg.prefetch = kPackPrefetchBytes;
-  if (!e.reserve_temps(2, "f32_pack")) return;
+  // Transposing in registers moves a third as many stores as scalars did: with B transposed
+  // (tessel run --trans-b, one thread, five runs each) 128x768x768 98 -> 107 GFLOP/s, 256^3
+  // 109 -> 114, 512x768x3072 104 -> 105; packing A, 512x768x3072 +0.8% (perf/ab_builds).
+  // Outside register tiles (where packs run) six temporaries are free; anywhere else the
+  // scalar copy needs two.
+  cfg.transposes =
+      !cfg.contiguous && cfg.src_q == 4 && e.tile_registers() + 6 <= PlanEmitter::kVectorRegisters;
+  if (!e.reserve_temps(cfg.transposes ? 6 : 2, "f32_pack")) return;
   e.load_origin(e.reg_src, n, 0);
   e.load_origin(e.reg_dst, n, 1);
   // Copying along the panel, runs of pack_group_panels() panels of each source row (the

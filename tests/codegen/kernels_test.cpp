@@ -32,6 +32,29 @@ void run_sweep(Solver &solver, const Sweep &s, std::vector<bool> &covered, uint6
           }
 }
 
+// Forces each pack of `operand` into L2 that the search offers at the root of case `c`'s
+// spec (panels along m or n only) and checks each plan's kernel; returns how many.
+int run_forced_packs(Solver &solver, const test::JitCase &c, int operand, std::mt19937_64 &rng) {
+  const Target &target = solver.target();
+  const Spec spec =
+      matmul_spec(c.m, c.n, c.k, c.trans_a, c.trans_b, c.accumulate, c.threads, target.limits());
+  std::vector<Action> actions;
+  enumerate_packs(canonical(spec), target, actions);
+  int packs = 0;
+  for (const Action &pack : actions) {
+    if (pack.a != operand || pack.size2 != 0 || Level(pack.b) != Level::L2) continue;
+    test::ForcedMemo memo(solver, spec, pack);
+    REQUIRE(memo.solvable());
+    Solver forced(target, memo);
+    Plan plan;
+    const std::string r = test::run_jit_case(forced, c, rng, &plan);
+    CHECK_MESSAGE(r.empty(), to_string(pack) << ", " << test::describe(c) << ": " << r);
+    CHECK(plan.nodes[size_t(plan.root)].action == pack);
+    ++packs;
+  }
+  return packs;
+}
+
 }  // namespace
 
 TEST_CASE("codegen: every catalogue kernel is emitted correctly across its edge sizes") {
@@ -93,25 +116,10 @@ TEST_CASE("codegen: packing copies whole source rows of up to 32 panels, then th
   // and a partial last panel. Transposed sources go one panel at a time. Each pack is forced
   // at the root, and the whole plan is checked against the interpreter and the reference.
   Solver &solver = test::shared_solver();
-  const Target &target = solver.target();
   std::mt19937_64 rng(21);
   int packs = 0;
   auto run = [&](int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, int operand) {
-    const test::JitCase c{m, n, k, trans_a, trans_b, true, 1, 0.5f};
-    const Spec spec = matmul_spec(m, n, k, trans_a, trans_b, true, 1, target.limits());
-    std::vector<Action> actions;
-    enumerate_packs(canonical(spec), target, actions);
-    for (const Action &pack : actions) {
-      if (pack.a != operand || Level(pack.b) != Level::L2) continue;
-      test::ForcedMemo memo(solver, spec, pack);
-      REQUIRE(memo.solvable());
-      Solver forced(target, memo);
-      Plan plan;
-      const std::string r = test::run_jit_case(forced, c, rng, &plan);
-      CHECK_MESSAGE(r.empty(), to_string(pack) << ": " << r);
-      CHECK(plan.nodes[size_t(plan.root)].action == pack);
-      ++packs;
-    }
+    packs += run_forced_packs(solver, {m, n, k, trans_a, trans_b, true, 1, 0.5f}, operand, rng);
   };
   std::vector<int64_t> widths = {15, 16, 17, 511, 512, 513, 533, 1040};
   if (test::kFullSweeps) widths.insert(widths.end(), {527, 1033});
@@ -121,6 +129,24 @@ TEST_CASE("codegen: packing copies whole source rows of up to 32 panels, then th
   for (int64_t m : heights)
     for (bool trans_a : {false, true}) run(m, 9, 12, trans_a, false, 0);
   CHECK(packs >= 2 * int(widths.size() + heights.size()));
+}
+
+TEST_CASE("codegen: transposing packs move four k at a time and leave no edge behind") {
+  // Row-major A into 6-row panels and column-major B into 16-column panels read four k of
+  // each source row at once and transpose them in registers: in fours, a pair and a single
+  // row per panel. Heights and widths cover each of those ends with full and partial
+  // panels, k the loop of fours with and without a tail, and shorter than four.
+  Solver &solver = test::shared_solver();
+  std::mt19937_64 rng(23);
+  int packs = 0;
+  const int64_t ks[] = {1, 3, 4, 5, 8, 13};
+  for (int64_t k : ks) {
+    for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 9, 12, 13, 23})
+      packs += run_forced_packs(solver, {m, 9, k, false, false, true, 1, 0.5f}, 0, rng);
+    for (int64_t n : {1, 2, 3, 6, 15, 16, 17, 19, 34, 46})
+      packs += run_forced_packs(solver, {5, n, k, false, true, true, 1, 0.5f}, 1, rng);
+  }
+  CHECK(packs >= int(std::size(ks)) * (11 + 10));
 }
 
 TEST_CASE("codegen: C narrower than a vector packs operands along k for dot tiles") {
