@@ -381,8 +381,9 @@ int Target::kernel_registers(KernelId k, const Spec &s) const {
       return static_cast<int>(m) * nv + nv + 1 + n_mask;
     case KernelId::FmaScalar:
       return static_cast<int>(m) + 2;
-    case KernelId::FmaDot:  // C, B columns, one A row, the k-edge mask
-      return static_cast<int>(m * n + n + 1) + (edge_needs_mask(kk % lanes) ? 1 : 0);
+    case KernelId::FmaDot:  // C, the smaller side held (A rows or B columns), one of the
+                            // other streaming, the k-edge mask
+      return static_cast<int>(m * n + std::min(m, n) + 1) + (edge_needs_mask(kk % lanes) ? 1 : 0);
     case KernelId::ZeroRegisters:
       return register_count(s.operands[0].layout, s.dims[0], s.dims[1]);
     case KernelId::ZeroMemory:
@@ -411,7 +412,7 @@ double Target::kernel_cost(KernelId k, const Spec &s) const {
     case KernelId::FmaScalar:
       return std::max({m / c.fma_per_cycle, c.fma_latency, (m + 1) / c.loads_per_cycle});
     case KernelId::FmaDot:
-      return std::max({m * n / c.fma_per_cycle, c.fma_latency, (m + n) / c.loads_per_cycle}) +
+      return std::max({m * n / c.fma_per_cycle, c.fma_latency, (m + n) / c.dot_loads_per_cycle}) +
              (edge_needs_mask(static_cast<int64_t>(kk) % lanes) ? (m + n) * c.masked_extra : 0);
     case KernelId::ZeroRegisters:
       return 0.25 * register_count(s.operands[0].layout, s.dims[0], s.dims[1]);

@@ -29,7 +29,14 @@ struct CostCoefficients {
   // Cycles until an FMA result can feed the next FMA: 4 on Zen, plus one for the scheduling
   // slack a loop of dependent FMAs sees in practice (8 chains measured below peak, 12 at it).
   double fma_latency = 5;
-  double loads_per_cycle = 2;   // vector loads per cycle (Zen: 2 x 256-bit)
+  double loads_per_cycle = 2;  // vector loads per cycle (Zen: 2 x 256-bit)
+  // Vector loads per cycle in a dot tile, which loads a column of B (k contiguous, columns
+  // strided) per FMA. Measured (tessel run --trans-b, one thread): a 1x8 dot step takes ~9
+  // cycles, not the 5 that two loads a cycle gave, and at 2 the search read B's columns
+  // into one-row dot tiles for 8 and 16 rows too, 10-30% slower than packing B for
+  // broadcast tiles (8x4096x4096 36 -> 29 GFLOP/s); at 1 it keeps those and still takes dot
+  // tiles for 1 to 4 rows (1x4096x4096 6.5 -> 12 GFLOP/s).
+  double dot_loads_per_cycle = 1;
   double stores_per_cycle = 1;  // vector stores per cycle (Zen 3: 1 x 256-bit)
   double masked_extra = 1;      // extra cycles of a vmaskmov* over a plain move (Agner Fog)
   // Cycles per element of a transposing copy (the emitter transposes four k of four rows in

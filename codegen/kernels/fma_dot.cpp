@@ -2,13 +2,18 @@
 // contiguous in A's rows and B's columns. Each accumulator holds 8 partial sums over k; the
 // store kernel (store_dot.cpp) adds them up.
 //
-//                       B columns (k lanes each, the rest zero when k < 8: load_edge)
-//                       temp(0)   temp(1)  ...  temp(n-1)
-//   A row i (k lanes)  +--------+--------+----+
-//   -> temp(n)     i=0 | ymm0   | ymm1   |    |   element (i, j) = ymm(i*n + j)
-//                  i=1 | ymm(n) | ...    |    |
+// The smaller side stays in registers while the other streams through one: m <= n holds
+// A's rows (a GEMV over B's columns then needs 1 + 1 registers besides its accumulators, so
+// one row reaches 13 columns), else B's columns.
 //
-//   edge mask = temp(n + 1), when k needs one (edge_needs_mask)
+//                       B columns (k lanes each, the rest zero when k < 8: load_edge)
+//                       held: temp(0..n-1); streamed: temp(m)
+//   A row i (k lanes)  +--------+--------+----+
+//   held: temp(i)  i=0 | ymm0   | ymm1   |    |   element (i, j) = ymm(i*n + j)
+//   streamed:      i=1 | ymm(n) | ...    |    |
+//   temp(n)            |        |        |    |
+//
+//   edge mask = the temporary after those, when k needs one (edge_needs_mask)
 #include "kernels/kernel_emitters.h"
 
 namespace tessel {
@@ -39,10 +44,13 @@ void emit_fma_dot(PlanEmitter &e, const PlanNode &n) {
     e.fail("codegen: f32_fma_dot needs k contiguous in A and B");
     return;
   }
-  const int cols = static_cast<int>(cfg.cols), depth = static_cast<int>(cfg.depth);
+  const int rows = static_cast<int>(cfg.rows), cols = static_cast<int>(cfg.cols),
+            depth = static_cast<int>(cfg.depth);
+  const bool hold_rows = rows <= cols;
+  const int held = hold_rows ? rows : cols;
   const bool mask_register = edge_needs_mask(depth % lanes);
-  if (!e.reserve_temps(cols + 1 + (mask_register ? 1 : 0), "f32_fma_dot")) return;
-  const Vreg a_row = e.temp(cols), mask = e.temp(cols + 1);
+  if (!e.reserve_temps(held + 1 + (mask_register ? 1 : 0), "f32_fma_dot")) return;
+  const Vreg streamed = e.temp(held), mask = e.temp(held + 1);
   if (mask_register) e.load_edge_mask(mask, depth);
   // Edge loads zero the lanes beyond k, so those lanes add nothing.
   auto load = [&](Vreg dst, const Mem &src) {
@@ -52,11 +60,20 @@ void emit_fma_dot(PlanEmitter &e, const PlanNode &n) {
       e.vmovups(dst, src);
     }
   };
-  for (int j = 0; j < cols; ++j) load(e.temp(j), e.element(n, 1, 0, j));
-  for (int64_t i = 0; i < cfg.rows; ++i) {
-    load(a_row, e.element(n, 0, i, 0));
-    for (int j = 0; j < cols; ++j)
-      e.vfmadd231ps(e.tile(static_cast<int>(i) * cols + j), a_row, e.temp(j));
+  auto a_row = [&](int i) { return e.element(n, 0, i, 0); };
+  auto b_column = [&](int j) { return e.element(n, 1, 0, j); };
+  if (hold_rows) {
+    for (int i = 0; i < rows; ++i) load(e.temp(i), a_row(i));
+    for (int j = 0; j < cols; ++j) {
+      load(streamed, b_column(j));
+      for (int i = 0; i < rows; ++i) e.vfmadd231ps(e.tile(i * cols + j), e.temp(i), streamed);
+    }
+    return;
+  }
+  for (int j = 0; j < cols; ++j) load(e.temp(j), b_column(j));
+  for (int i = 0; i < rows; ++i) {
+    load(streamed, a_row(i));
+    for (int j = 0; j < cols; ++j) e.vfmadd231ps(e.tile(i * cols + j), streamed, e.temp(j));
   }
 }
 

@@ -196,6 +196,39 @@ TEST_CASE("codegen: C narrower than a vector packs operands along k for dot tile
   CHECK_MESSAGE((k_panel && dot_tile), format_plan(plan));
 }
 
+// The widest dot tile of `plan` that holds A's rows (fewer rows than columns), as rows x
+// columns (0 x 0: none).
+std::pair<int64_t, int64_t> widest_row_dot_tile(const Plan &plan) {
+  std::pair<int64_t, int64_t> widest{0, 0};
+  for (const PlanNode &n : plan.nodes)
+    if (n.kind == NodeKind::Kernel && n.kernel == KernelId::FmaDot &&
+        n.spec.dims[0] < n.spec.dims[1] && n.spec.dims[1] > widest.second)
+      widest = {n.spec.dims[0], n.spec.dims[1]};
+  return widest;
+}
+
+TEST_CASE("codegen: dot tiles of few rows hold A and stream B's columns") {
+  // With B transposed (k contiguous in its columns), a GEMV or a batch of a few rows reads
+  // B's columns straight into dot tiles up to 13 wide: A's rows stay in registers and each
+  // column streams through one. The search must choose such tiles here; k covers whole
+  // vectors, their masked ends and fewer than eight, alpha and accumulation both ways.
+  Solver &solver = test::shared_solver();
+  std::mt19937_64 rng(29);
+  int64_t widest = 0;
+  for (int64_t m : {1, 2, 3})
+    for (int64_t n : {8, 9, 13, 40, 1000})
+      for (int64_t k : {5, 8, 9, 64, 300}) {
+        const test::JitCase c{m, n, k, false, true, (m + n + k) % 2 == 0, 1, -0.75f};
+        Plan plan;
+        const std::string r = test::run_jit_case(solver, c, rng, &plan);
+        CHECK_MESSAGE(r.empty(), r);
+        const auto tile = widest_row_dot_tile(plan);
+        if (k >= 64) CHECK_MESSAGE(tile.second >= 8, test::describe(c));
+        widest = std::max(widest, tile.second);
+      }
+  CHECK(widest >= 12);
+}
+
 TEST_CASE("codegen: accumulating tiles whose C rows alias in the low 12 address bits") {
   // Rows ldc = 1024 floats apart (4 KiB), or 2, 4 or 3 rows apart for 512, 256 and 3072, are
   // read as a whole tile before any is written; the others row by row. Both orders, tiles
