@@ -2,18 +2,15 @@
 // contiguous in A's rows and B's columns. Each accumulator holds 8 partial sums over k; the
 // store kernel (store_dot.cpp) adds them up.
 //
-// The smaller side stays in registers while the other streams through one: m <= n holds
-// A's rows (a GEMV over B's columns then needs 1 + 1 registers besides its accumulators, so
-// one row reaches 13 columns), else B's columns.
+// The smaller side stays in registers while the other passes through one: a GEMV over B's
+// columns then needs two registers besides its accumulators, so one row reaches 13 columns
+// (the store's three temporaries bound it there).
 //
-//                       B columns (k lanes each, the rest zero when k < 8: load_edge)
-//                       held: temp(0..n-1); streamed: temp(m)
-//   A row i (k lanes)  +--------+--------+----+
-//   held: temp(i)  i=0 | ymm0   | ymm1   |    |   element (i, j) = ymm(i*n + j)
-//   streamed:      i=1 | ymm(n) | ...    |    |
-//   temp(n)            |        |        |    |
-//
-//   edge mask = the temporary after those, when k needs one (edge_needs_mask)
+//   C element (i, j) = ymm(i*n + j), 8 partial sums each; temporaries after the tile:
+//     m <= n:  temp(0..m-1) = A's rows (k lanes), temp(m) = each B column in turn
+//     m >  n:  temp(0..n-1) = B's columns,        temp(n) = each A row in turn
+//   loads of k < 8 lanes zero the rest (load_edge); edge mask = the next temporary, when k
+//   needs one (edge_needs_mask)
 #include "kernels/kernel_emitters.h"
 
 namespace tessel {

@@ -196,14 +196,14 @@ TEST_CASE("codegen: C narrower than a vector packs operands along k for dot tile
   CHECK_MESSAGE((k_panel && dot_tile), format_plan(plan));
 }
 
-// The widest dot tile of `plan` that holds A's rows (fewer rows than columns), as rows x
-// columns (0 x 0: none).
-std::pair<int64_t, int64_t> widest_row_dot_tile(const Plan &plan) {
-  std::pair<int64_t, int64_t> widest{0, 0};
+// Columns of the widest dot tile of `plan` that holds A's rows (fewer rows than columns; 0:
+// none).
+int64_t widest_row_dot_tile(const Plan &plan) {
+  int64_t widest = 0;
   for (const PlanNode &n : plan.nodes)
     if (n.kind == NodeKind::Kernel && n.kernel == KernelId::FmaDot &&
-        n.spec.dims[0] < n.spec.dims[1] && n.spec.dims[1] > widest.second)
-      widest = {n.spec.dims[0], n.spec.dims[1]};
+        n.spec.dims[0] < n.spec.dims[1])
+      widest = std::max<int64_t>(widest, n.spec.dims[1]);
   return widest;
 }
 
@@ -211,7 +211,8 @@ TEST_CASE("codegen: dot tiles of few rows hold A and stream B's columns") {
   // With B transposed (k contiguous in its columns), a GEMV or a batch of a few rows reads
   // B's columns straight into dot tiles up to 13 wide: A's rows stay in registers and each
   // column streams through one. The search must choose such tiles here; k covers whole
-  // vectors, their masked ends and fewer than eight, alpha and accumulation both ways.
+  // vectors, their masked ends and fewer than eight, with alpha -0.75 and C overwritten or
+  // accumulated.
   Solver &solver = test::shared_solver();
   std::mt19937_64 rng(29);
   int64_t widest = 0;
@@ -222,9 +223,9 @@ TEST_CASE("codegen: dot tiles of few rows hold A and stream B's columns") {
         Plan plan;
         const std::string r = test::run_jit_case(solver, c, rng, &plan);
         CHECK_MESSAGE(r.empty(), r);
-        const auto tile = widest_row_dot_tile(plan);
-        if (k >= 64) CHECK_MESSAGE(tile.second >= 8, test::describe(c));
-        widest = std::max(widest, tile.second);
+        const int64_t columns = widest_row_dot_tile(plan);
+        if (k >= 64) CHECK_MESSAGE(columns >= 8, test::describe(c));
+        widest = std::max(widest, columns);
       }
   CHECK(widest >= 12);
 }
