@@ -210,23 +210,24 @@ int64_t widest_row_dot_tile(const Plan &plan) {
 TEST_CASE("codegen: dot tiles of few rows hold A and stream B's columns") {
   // With B transposed (k contiguous in its columns), a GEMV or a batch of a few rows reads
   // B's columns straight into dot tiles up to 13 wide: A's rows stay in registers and each
-  // column streams through one. The search must choose such tiles here; k covers whole
-  // vectors, their masked ends and fewer than eight, with alpha -0.75 and C overwritten or
-  // accumulated.
+  // column streams through one; a transposed A is packed along k first. The search must
+  // choose such tiles here; k covers whole vectors, their masked ends and fewer than eight,
+  // with alpha -0.75 and C overwritten or accumulated.
   Solver &solver = test::shared_solver();
   std::mt19937_64 rng(29);
   int64_t widest = 0;
-  for (int64_t m : {1, 2, 3})
-    for (int64_t n : {8, 9, 13, 40, 1000})
-      for (int64_t k : {5, 8, 9, 64, 300}) {
-        const test::JitCase c{m, n, k, false, true, (m + n + k) % 2 == 0, 1, -0.75f};
-        Plan plan;
-        const std::string r = test::run_jit_case(solver, c, rng, &plan);
-        CHECK_MESSAGE(r.empty(), r);
-        const int64_t columns = widest_row_dot_tile(plan);
-        if (k >= 64) CHECK_MESSAGE(columns >= 8, test::describe(c));
-        widest = std::max(widest, columns);
-      }
+  for (bool trans_a : {false, true})
+    for (int64_t m : {1, 2, 3})
+      for (int64_t n : {8, 9, 13, 40, 1000})
+        for (int64_t k : {5, 8, 9, 64, 300}) {
+          const test::JitCase c{m, n, k, trans_a, true, (m + n + k) % 2 == 0, 1, -0.75f};
+          Plan plan;
+          const std::string r = test::run_jit_case(solver, c, rng, &plan);
+          CHECK_MESSAGE(r.empty(), r);
+          const int64_t columns = widest_row_dot_tile(plan);
+          if (k >= 64) CHECK_MESSAGE(columns >= 8, test::describe(c));
+          widest = std::max(widest, columns);
+        }
   CHECK(widest >= 12);
 }
 
