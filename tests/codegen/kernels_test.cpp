@@ -32,6 +32,19 @@ void run_sweep(Solver &solver, const Sweep &s, std::vector<bool> &covered, uint6
           }
 }
 
+// Runs case `c` (whose spec is `spec`) with `pack` forced at the root, and checks the plan
+// took it and its kernel matches the interpreter and the reference.
+void check_forced_pack(Solver &solver, const test::JitCase &c, const Spec &spec, const Action &pack,
+                       std::mt19937_64 &rng) {
+  test::ForcedMemo memo(solver, spec, pack);
+  REQUIRE(memo.solvable());
+  Solver forced(solver.target(), memo);
+  Plan plan;
+  const std::string r = test::run_jit_case(forced, c, rng, &plan);
+  CHECK_MESSAGE(r.empty(), to_string(pack) << ", " << test::describe(c) << ": " << r);
+  CHECK(plan.nodes[size_t(plan.root)].action == pack);
+}
+
 // Forces each pack of `operand` into L2 that the search offers at the root of case `c`'s
 // spec (panels along m or n only) and checks each plan's kernel; returns how many.
 int run_forced_packs(Solver &solver, const test::JitCase &c, int operand, std::mt19937_64 &rng) {
@@ -43,13 +56,7 @@ int run_forced_packs(Solver &solver, const test::JitCase &c, int operand, std::m
   int packs = 0;
   for (const Action &pack : actions) {
     if (pack.a != operand || pack.size2 != 0 || Level(pack.b) != Level::L2) continue;
-    test::ForcedMemo memo(solver, spec, pack);
-    REQUIRE(memo.solvable());
-    Solver forced(target, memo);
-    Plan plan;
-    const std::string r = test::run_jit_case(forced, c, rng, &plan);
-    CHECK_MESSAGE(r.empty(), to_string(pack) << ", " << test::describe(c) << ": " << r);
-    CHECK(plan.nodes[size_t(plan.root)].action == pack);
+    check_forced_pack(solver, c, spec, pack, rng);
     ++packs;
   }
   return packs;
@@ -171,13 +178,7 @@ TEST_CASE("codegen: C narrower than a vector packs operands along k for dot tile
             if (pack.size2 == 0) continue;
             // Only an operand not already contiguous along k gets k-panels.
             CHECK((pack.a == 0 ? trans_a : !trans_b));
-            test::ForcedMemo memo(solver, spec, pack);
-            REQUIRE(memo.solvable());
-            Solver with_pack(target, memo);
-            Plan plan;
-            const std::string r = test::run_jit_case(with_pack, c, rng, &plan);
-            CHECK_MESSAGE(r.empty(), to_string(pack) << ", " << test::describe(c) << ": " << r);
-            CHECK(plan.nodes[size_t(plan.root)].action == pack);
+            check_forced_pack(solver, c, spec, pack, rng);
             ++forced[pack.a];
           }
         }
