@@ -134,9 +134,9 @@ double Target::read_cost(const TensorSpec &t, int64_t rows, int64_t cols, bool s
   double factor = 1;
   if (side_by_side && t.level >= Level::L3) {
     int i = 0;
-    while (i < 5 && (int64_t{1} << (i + 1)) <= runs) ++i;
-    factor = coef.stream_factor[i];
-    for (int64_t r = int64_t{64}; r <= runs && factor < 4; r *= 2) factor *= 1.5;
+    while (i < 7 && (int64_t{1} << (i + 1)) <= runs) ++i;
+    factor = coef.stream_factor[t.level == Level::GL][i];
+    for (int64_t r = int64_t{256}; r <= runs && factor < 4; r *= 2) factor *= 1.5;
   }
   return lines(t, rows, cols) * coef.line_cycles[level] * factor +
          static_cast<double>(runs) * coef.run_start_cycles[level];

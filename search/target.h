@@ -59,16 +59,23 @@ struct CostCoefficients {
   // 2048 through L2 rather than of 1024 straight into L1: 1x4096x4096 +6-11%), and
   // 2x4096x4096 +22% on one thread, 1x16384x2048 +11% (paired over 7-9 rounds).
   double run_start_cycles[5] = {0, 0, 0, 30, 250};
-  // Line cost factor when 2^i rows are read side by side (i = 0..5), from L3 or DRAM: one or
-  // two streams cannot keep enough misses in flight, more than 16 overflow the prefetchers'
-  // stream tables (perf/memory_costs on Zen 3: DRAM 1.39 1.10 1.03 1.00 1.16 1.81, L3 1.60
-  // 1.22 1.08 1.12 1.00 1.28). Beyond 32 rows each doubling costs another half. On Zen 5
-  // that loop reads DRAM fastest one row at a time (1.00 1.05 1.12 1.20 1.27 1.40), but the
-  // GEMV plans do not: factors from it made 1x4096x4096 5% and 8x4096x4096 14% slower, and
-  // 4 rows at 1.05 made 1x4096x4096 on two threads take 4 rows of 2048 for 8 of 1024, 18%
-  // slower. 1.1 keeps it on eight. Sixteen rows cost 1.2: at 1.1, with DRAM runs starting at
-  // 250, 2x4096x4096 on two threads read 16 rows of 2048 side by side, 12% slower than 8.
-  double stream_factor[6] = {1.4, 1.15, 1.1, 1.0, 1.2, 1.5};
+  // Line cost factor when 2^i rows are read side by side (i = 0..7), from L3 ([0]) or DRAM
+  // ([1]): one or two streams cannot keep enough misses in flight, more than 16 overflow
+  // the prefetchers' stream tables (perf/memory_costs on Zen 3: DRAM 1.39 1.10 1.03 1.00
+  // 1.16 1.81, L3 1.60 1.22 1.08 1.12 1.00 1.28). Beyond 128 rows each doubling costs
+  // another half. On Zen 5 that loop reads DRAM fastest one row at a time (1.00 1.05 1.12
+  // 1.20 1.27 1.40), but the GEMV plans do not: factors from it made 1x4096x4096 5% and
+  // 8x4096x4096 14% slower, and 4 rows at 1.05 made 1x4096x4096 on two threads take 4 rows
+  // of 2048 for 8 of 1024, 18% slower. 1.1 keeps it on eight. Sixteen rows cost 1.2: at
+  // 1.1, with DRAM runs starting at 250, 2x4096x4096 on two threads read 16 rows of 2048
+  // side by side, 12% slower than 8. From DRAM, 32 rows cost 2: at 1.5, a few rows of A
+  // over B in memory packed 32 of B's rows at a time into L1 panels, 384 bytes of each per
+  // pack; at 2 they pack 16 (one thread / two, three alternating runs each): 6x4096x4096
+  // +19% / +11%, 8x4096x4096 +12% / +8%, 12x4096x4096 +10% / +1%, 8x16384x2048 +17% /
+  // +13%, 16x4096x4096 0 / +3%; 24 to 256 rows keep their plans. Raising 64 rows and more
+  // from DRAM as well (3 for 64) cost 24x4096x4096 5% and 128x4096x4096 3-7%.
+  double stream_factor[2][8] = {{1.4, 1.15, 1.1, 1.0, 1.2, 1.5, 2.25, 3.375},
+                                {1.4, 1.15, 1.1, 1.0, 1.2, 2.0, 2.25, 3.375}};
   double loop_iteration = 0.5;  // counter update, compare, branch, pointer bumps
   // Extra cycles per row when a tile of a wide-strided user matrix is read into L1 (set
   // aliasing, a page per row). Measured: with it the search packs A at 512^3 and 1024^3 and

@@ -313,16 +313,16 @@ int64_t streamed_pack_rows(const Plan &plan, int id, bool streamed) {
 
 TEST_CASE("codegen: packs of many B rows streamed from main memory prefetch and stay exact") {
   // Few rows of A against a B in main memory whose rows are 8 or 16 KiB apart (too crowded
-  // in L1 to stage unpacked): B is staged through L2 and packed into L1 a few dozen rows at a
-  // time, each source row prefetched ahead once they are 32 or more. Depths around that,
-  // checked against the interpreter and the reference. The plans depend on the caches: these
-  // are a Zen 3 core's, whatever the host.
+  // in L1 to stage unpacked): B is staged through L2 and packed 16 to 100 rows at a time (5
+  // and 8 rows of A take 16 or 31, 24 take 32 and more), each source row prefetched ahead
+  // once they are 32 or more. Depths around that, checked against the interpreter and the
+  // reference. The plans depend on the caches: these are a Zen 3 core's, whatever the host.
   const Target target = avx2_target(HostCaches{32 * 1024, 512 * 1024, 32 * 1024 * 1024});
   InMemoryMemo base;
   Solver solver(target, base);
   std::mt19937_64 rng(61);
   int prefetched = 0;
-  for (int64_t m : {5, 8})
+  for (int64_t m : {5, 8, 24})
     for (int64_t n : {2048, 4096})
       for (int64_t k : {31, 32, 33, 64, 100}) {
         const test::JitCase c{m, n, k, false, false, k % 2 == 0, 1, 0.5f, 0, true};

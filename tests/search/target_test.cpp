@@ -181,6 +181,27 @@ TEST_CASE("a GEMV over B in main memory streams whole rows of B a few at a time"
   CHECK(streamed > 0);
 }
 
+TEST_CASE("a few rows of A over B in main memory read at most 16 of B's rows at once") {
+  // Packing more rows of B at a time from memory, each in short runs, overflows the
+  // prefetchers (target.h, stream_factor): the plans for 6 to 12 rows take 16.
+  const Target &t = host_target();
+  InMemoryMemo memo;
+  Solver solver(t, memo);
+  for (int m : {6, 8, 12}) {
+    INFO("m = ", m);
+    Plan plan;
+    REQUIRE(
+        build_plan(solver, matmul_spec(m, 4096, 4096, false, false, false, 1, t.limits()), &plan));
+    int streamed = 0;
+    for (const PlanNode &n : plan.nodes) {
+      if (n.kind != NodeKind::Stage || n.operand != 1 || n.spec.b().level != Level::GL) continue;
+      ++streamed;
+      CHECK(n.spec.dims[2] <= 16);
+    }
+    CHECK(streamed > 0);
+  }
+}
+
 TEST_CASE("a tile's footprint is its lines rounded up to whole lines") {
   const Target t = avx2_target(HostCaches{});
   std::mt19937_64 rng(23);
