@@ -1,7 +1,9 @@
 // The C API (include/tessel/tessel.h). Nothing throws past this file.
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <new>
+#include <vector>
 
 #include "compiler.h"
 #include "config.h"
@@ -17,19 +19,36 @@ using namespace tessel::runtime;
 
 struct tessel_sgemm_kernel_s {
   Problem shape;
-  // Overwrite (beta == 0) and accumulate kernels, fetched on first use; atomic so threads
-  // may share a handle.
-  std::atomic<std::shared_ptr<const CompiledKernel>> kernels[2];
+  // The kernel each kind of run (overwrite: beta == 0, accumulate) ran last, which the next
+  // run of that kind with as many threads runs without a lookup. Each is one of `held`,
+  // which keeps every kernel this handle ran alive until the handle is destroyed: another
+  // thread may still be running one that a run with another thread count replaced here.
+  std::atomic<const CompiledKernel *> last[2] = {};
+  std::mutex mutex;                                         // guards `held`
+  std::vector<std::shared_ptr<const CompiledKernel>> held;  // at most one per key
+
+  // Keeps `k` (or the kernel of its key held already) for the later runs; returns it.
+  const CompiledKernel &hold(std::shared_ptr<const CompiledKernel> k) {
+    std::lock_guard<std::mutex> lock(mutex);
+    const CompiledKernel *kept = nullptr;
+    for (const auto &h : held)
+      if (h->key == k->key) kept = h.get();
+    if (!kept) {
+      kept = k.get();
+      held.push_back(std::move(k));
+    }
+    last[kept->key.accumulate].store(kept, std::memory_order_release);
+    return *kept;
+  }
 };
 
 namespace {
 
-// Runs a validated, bound problem with `threads` threads. `cache` (may be null) remembers the
-// kernels of a handle. `ran` (may be null) is set to the kernel that ran, if one did and it is
-// among this thread's recent kernels (so the caller may keep it for a repeat).
+// Runs a validated, bound problem with `threads` threads. `handle` (may be null) keeps the
+// kernel for its later runs. `ran` (may be null) is set to the kernel that ran, if one did
+// and it is among this thread's recent kernels (so the caller may keep it for a repeat).
 tessel_status run(const Problem &p, float alpha, float beta, int threads,
-                  std::atomic<std::shared_ptr<const CompiledKernel>> *cache,
-                  const CompiledKernel **ran) {
+                  tessel_sgemm_kernel handle, const CompiledKernel **ran) {
   if (p.m == 0 || p.n == 0) return TESSEL_OK;
   if (alpha == 0.0f || p.k == 0) {
     if (beta != 1.0f) scale_c(p.c, p.m, p.n, p.ldc, beta);
@@ -43,20 +62,18 @@ tessel_status run(const Problem &p, float alpha, float beta, int threads,
   if (accumulate && beta != 1.0f) scale_c(p.c, p.m, p.n, p.ldc, beta);
   const KernelKey key = kernel_key(p, accumulate, threads);
   Registry &registry = Registry::instance();
-  if (const CompiledKernel *recent = registry.recent(key)) {
-    execute(*recent, p.a, p.b, p.c, alpha);
-    if (ran) *ran = recent;
-    return TESSEL_OK;
+  if (!handle) {
+    if (const CompiledKernel *recent = registry.recent(key)) {
+      execute(*recent, p.a, p.b, p.c, alpha);
+      if (ran) *ran = recent;
+      return TESSEL_OK;
+    }
   }
   std::shared_ptr<const CompiledKernel> kernel;
-  if (cache) kernel = cache[accumulate].load(std::memory_order_acquire);
-  if (!kernel || !(kernel->key == key)) {
-    const tessel_status st = registry.get(key, &kernel);
-    if (st != TESSEL_OK) return st;
-    if (cache) cache[accumulate].store(kernel, std::memory_order_release);
-    if (ran) *ran = kernel.get();  // get() made it the most recent
-  }
-  execute(*kernel, p.a, p.b, p.c, alpha);
+  const tessel_status st = registry.get(key, &kernel);
+  if (st != TESSEL_OK) return st;
+  if (ran) *ran = kernel.get();  // get() made it the most recent
+  execute(handle ? handle->hold(std::move(kernel)) : *kernel, p.a, p.b, p.c, alpha);
   return TESSEL_OK;
 }
 
@@ -186,7 +203,8 @@ tessel_status tessel_sgemm_kernel_create(tessel_layout layout, tessel_transpose 
     const tessel_status st = normalize_shape(enum_bits(layout), enum_bits(trans_a),
                                              enum_bits(trans_b), m, n, k, lda, ldb, ldc, &p);
     if (st != TESSEL_OK) return st;
-    auto *kernel = new tessel_sgemm_kernel_s{p, {}};  // owned by the caller
+    auto *kernel = new tessel_sgemm_kernel_s;  // owned by the caller
+    kernel->shape = p;
     *out = kernel;
     return TESSEL_OK;
   });
@@ -194,12 +212,31 @@ tessel_status tessel_sgemm_kernel_create(tessel_layout layout, tessel_transpose 
 
 tessel_status tessel_sgemm_kernel_run(tessel_sgemm_kernel kernel, float alpha, const float *a,
                                       const float *b, float beta, float *c) {
+  // A run like one before it: the kernel that ran then. Anything unusual (a NULL pointer,
+  // alpha == 0, another thread count) takes the full path below.
+  if (kernel && alpha != 0.0f && a && b && c) {
+    const bool accumulate = beta != 0.0f;
+    const CompiledKernel *last = kernel->last[accumulate].load(std::memory_order_acquire);
+    if (last && last->key.threads == current_threads()) {
+      return guarded([&] {
+        const Problem &p = kernel->shape;
+        if (accumulate && beta != 1.0f) scale_c(c, p.m, p.n, p.ldc, beta);
+        ThreadState &state = ThreadState::get();
+        state.count_hit();
+        if (p.swapped)
+          execute(*last, b, a, c, alpha, state);
+        else
+          execute(*last, a, b, c, alpha, state);
+        return TESSEL_OK;
+      });
+    }
+  }
   return guarded([&] {
     if (!kernel) return fail(TESSEL_INVALID_ARGUMENT, "kernel is NULL");
     Problem p = kernel->shape;
     const tessel_status st = bind_operands(p, alpha, a, b, c);
     if (st != TESSEL_OK) return st;
-    return run(p, alpha, beta, current_threads(), kernel->kernels, nullptr);
+    return run(p, alpha, beta, current_threads(), kernel, nullptr);
   });
 }
 

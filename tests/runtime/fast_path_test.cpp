@@ -59,8 +59,10 @@ tessel_status call(const Shape &s, float alpha, const float *a, int64_t lda, con
                       s.m, s.n, s.k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-// Runs the call on `x` and checks C against the reference and the padding untouched.
-void check(const Shape &s, Operands &x, float alpha, float beta) {
+// Runs the call on `x` (through `handle` when one is given, made for `s` and x's leading
+// dimensions) and checks C against the reference and the padding untouched.
+void check(const Shape &s, Operands &x, float alpha, float beta,
+           tessel_sgemm_kernel handle = nullptr) {
   INFO((s.col ? "col" : "row") << " m=" << s.m << " n=" << s.n << " k=" << s.k << " ta=" << s.ta
                                << " tb=" << s.tb << " lda=" << x.lda << " ldb=" << x.ldb
                                << " ldc=" << x.ldc << " alpha=" << alpha << " beta=" << beta);
@@ -73,8 +75,9 @@ void check(const Shape &s, Operands &x, float alpha, float beta) {
     tessel::test::reference_sgemm(s.ta, s.tb, s.m, s.n, s.k, alpha, x.a.data(), x.lda, x.b.data(),
                                   x.ldb, beta, want.data(), x.ldc);
   }
-  REQUIRE(call(s, alpha, x.a.data(), x.lda, x.b.data(), x.ldb, beta, x.c.data(), x.ldc) ==
-          TESSEL_OK);
+  REQUIRE((handle ? tessel_sgemm_kernel_run(handle, alpha, x.a.data(), x.b.data(), beta, x.c.data())
+                  : call(s, alpha, x.a.data(), x.lda, x.b.data(), x.ldb, beta, x.c.data(),
+                         x.ldc)) == TESSEL_OK);
   const float tol = 4 * tessel::test::tolerance(s.k);
   for (int64_t i = 0; i < x.c_rows; ++i)
     for (int64_t j = 0; j < x.ldc; ++j) {
@@ -133,6 +136,35 @@ TEST_CASE("repeats with other operands, alpha and beta equal the reference") {
       check(s, x, 1, -0.0f);     // beta == -0 overwrites like 0
     }
   }
+}
+
+TEST_CASE("a kernel handle's repeats equal the reference for each beta and thread count") {
+  // A handle runs the kernel it ran last for its kind of beta (0 or not) and thread count
+  // without a lookup (capi.cpp): alternating kinds, thread counts and operands must each
+  // run the right kernel on this run's pointers, and count as hits.
+  for (const Shape &s : shapes()) {
+    Operands x(s, 3), y(s, 4);
+    tessel_sgemm_kernel h = nullptr;
+    REQUIRE(tessel_sgemm_kernel_create(s.col ? TESSEL_COL_MAJOR : TESSEL_ROW_MAJOR,
+                                       s.ta ? TESSEL_TRANS : TESSEL_NO_TRANS,
+                                       s.tb ? TESSEL_TRANS : TESSEL_NO_TRANS, s.m, s.n, s.k, x.lda,
+                                       x.ldb, x.ldc, &h) == TESSEL_OK);
+    const int64_t hits = stats().hits;
+    for (int threads : {1, 2, 1}) {
+      REQUIRE(tessel_set_num_threads(threads) == TESSEL_OK);
+      x.fill_c(std::nanf(""));
+      check(s, x, 1, 0, h);
+      y.fill_c(std::nanf(""));
+      check(s, y, 2, 0, h);
+      check(s, x, 1, 1, h);
+      check(s, y, -1, 0.5f, h);
+      check(s, x, 0.5f, -2, h);
+    }
+    // Of the fifteen runs, the first of each kind and thread count looked its kernel up.
+    CHECK(stats().hits - hits >= 9);
+    tessel_sgemm_kernel_destroy(h);
+  }
+  tessel_set_num_threads(0);
 }
 
 TEST_CASE("beta == 0 never reads C, alpha == 0 never reads A or B, on repeats as on first calls") {
