@@ -89,14 +89,17 @@ struct Expansion {
   std::array<Child, kMaxChildren> children;
 };
 
-// Each operand's Target::footprint (0 past operand_count): `bytes` at every cache level, and
-// `l1` when it is in L1, which is more for rows that crowd into few L1 sets (see
-// operand_footprints). Only an operand's layout and shape set them, so the staging variants
-// of a spec share them, and a packing variant changes one operand's.
+// Each operand's Target::footprint (0 past operand_count, and for an operand read_once):
+// `bytes` at every cache level, and `l1` when it is in L1, which is more for rows that crowd
+// into few L1 sets (see operand_footprints). Only an operand's layout and shape set them, so
+// the staging variants of a spec share them, and a packing variant changes one operand's.
 struct OperandFootprints {
   std::array<int64_t, 3> bytes{}, l1{};
 };
 OperandFootprints operand_footprints(const Spec &s, const Target &t);
+// Whether operand `i` of `s` is B in its rows under a single row of A: nothing reuses it, so
+// its lines pass through the caches once and need not stay in any.
+bool read_once(const Spec &s, int i);
 
 // Appends every action that applies to `s` (in the fixed order) to `out`.
 void enumerate_actions(const Spec &s, const Target &t, std::vector<Action> &out);

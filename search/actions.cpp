@@ -197,8 +197,18 @@ OperandFootprints operand_footprints(const Spec &s, const Target &t) {
         s.is_matmul() && i < 2 &&
         ts.layout.kind == (i == 0 ? LayoutKind::ColMajor : LayoutKind::RowMajor);
     if (rows_along_k) sizes.l1[i] = t.crowded_footprint(ts, s.rows(i), s.cols(i));
+    // A GEMV whose B took its room read B 512 or 1024 columns at a time; now it reads whole
+    // rows, 8 at a time (one thread / two, three alternating runs each: 1x4096x4096 +20% /
+    // +8%, 1x2048x16384 +14% / +2%, 1x2048x2048 +15% / +43%, 1x1000x1000 +5% / +30%,
+    // 1x512x512 +11% / +9%; 1x1024x1024 -3% / -3%). Not for A under a single column of B:
+    // those scalar-kernel plans ran 15-45% slower so.
+    if (read_once(s, i)) sizes.bytes[i] = sizes.l1[i] = 0;
   }
   return sizes;
+}
+
+bool read_once(const Spec &s, int i) {
+  return s.is_matmul() && i == 1 && s.dims[0] == 1 && s.b().layout.kind == LayoutKind::RowMajor;
 }
 
 bool fits_caches(const Spec &s, const Target &t) {

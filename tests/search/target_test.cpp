@@ -181,6 +181,26 @@ TEST_CASE("a GEMV over B in main memory streams whole rows of B a few at a time"
   CHECK(streamed > 0);
 }
 
+TEST_CASE("a GEMV reads whole rows of B wherever B lives") {
+  // Under one row of A nothing reuses B (actions.cpp, operand_footprints): its rows stream
+  // through the caches whole, whatever their width.
+  const Target &t = host_target();
+  InMemoryMemo memo;
+  Solver solver(t, memo);
+  for (int n : {1000, 2048, 4096}) {
+    INFO("n = ", n);
+    Plan plan;
+    REQUIRE(build_plan(solver, matmul_spec(1, n, n, false, false, false, 1, t.limits()), &plan));
+    int staged = 0;
+    for (const PlanNode &node : plan.nodes) {
+      if (node.kind != NodeKind::Stage || node.operand != 1) continue;
+      ++staged;
+      CHECK(node.spec.dims[1] == n);
+    }
+    CHECK(staged > 0);
+  }
+}
+
 TEST_CASE("a few rows of A over B in main memory read at most 16 of B's rows at once") {
   // Packing more rows of B at a time from memory, each in short runs, overflows the
   // prefetchers (target.h, stream_factor): the plans for 6 to 12 rows take 16.
