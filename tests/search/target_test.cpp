@@ -162,63 +162,47 @@ TEST_CASE("reading from memory: a few long rows at once cost least per line") {
         doctest::Approx(t.lines(l2, 64, 256) * t.coef.line_cycles[int(Level::L2)]));
 }
 
-TEST_CASE("a GEMV over B in main memory streams whole rows of B a few at a time") {
-  // The plan a GEMV expert writes: no tile of B narrower than its rows, read from memory
-  // with at most 16 rows at once (more overflow the prefetchers, see target.h).
+// Where the one-thread plan for an m x n x k product stages B: the specs below each such
+// stage (only those whose B comes from main memory, if `from_memory`). Not empty.
+std::vector<Spec> b_stages(int64_t m, int64_t n, int64_t k, bool from_memory) {
   const Target &t = host_target();
   InMemoryMemo memo;
   Solver solver(t, memo);
   Plan plan;
-  REQUIRE(
-      build_plan(solver, matmul_spec(1, 4096, 4096, false, false, false, 1, t.limits()), &plan));
-  int streamed = 0;
-  for (const PlanNode &n : plan.nodes) {
-    if (n.kind != NodeKind::Stage || n.operand != 1 || n.spec.b().level != Level::GL) continue;
-    ++streamed;
-    CHECK(n.spec.dims[1] == 4096);
-    CHECK(n.spec.dims[2] <= 16);
+  REQUIRE(build_plan(solver, matmul_spec(m, n, k, false, false, false, 1, t.limits()), &plan));
+  std::vector<Spec> stages;
+  for (const PlanNode &node : plan.nodes)
+    if (node.kind == NodeKind::Stage && node.operand == 1 &&
+        (!from_memory || node.spec.b().level == Level::GL))
+      stages.push_back(node.spec);
+  REQUIRE(!stages.empty());
+  return stages;
+}
+
+TEST_CASE("a GEMV over B in main memory streams whole rows of B a few at a time") {
+  // The plan a GEMV expert writes: no tile of B narrower than its rows, read from memory
+  // with at most 16 rows at once (more overflow the prefetchers, see target.h).
+  for (const Spec &s : b_stages(1, 4096, 4096, true)) {
+    CHECK(s.dims[1] == 4096);
+    CHECK(s.dims[2] <= 16);
   }
-  CHECK(streamed > 0);
 }
 
 TEST_CASE("a GEMV reads whole rows of B wherever B lives") {
-  // Under one row of A nothing reuses B (actions.cpp, operand_footprints): its rows stream
-  // through the caches whole, whatever their width.
-  const Target &t = host_target();
-  InMemoryMemo memo;
-  Solver solver(t, memo);
+  // Under one row of A nothing reuses B (actions.cpp, read_once): its rows stream through
+  // the caches whole, whatever their width.
   for (int n : {1000, 2048, 4096}) {
     INFO("n = ", n);
-    Plan plan;
-    REQUIRE(build_plan(solver, matmul_spec(1, n, n, false, false, false, 1, t.limits()), &plan));
-    int staged = 0;
-    for (const PlanNode &node : plan.nodes) {
-      if (node.kind != NodeKind::Stage || node.operand != 1) continue;
-      ++staged;
-      CHECK(node.spec.dims[1] == n);
-    }
-    CHECK(staged > 0);
+    for (const Spec &s : b_stages(1, n, n, false)) CHECK(s.dims[1] == n);
   }
 }
 
 TEST_CASE("a few rows of A over B in main memory read at most 16 of B's rows at once") {
   // Packing more rows of B at a time from memory, each in short runs, overflows the
   // prefetchers (target.h, stream_factor): the plans for 6 to 12 rows take 16.
-  const Target &t = host_target();
-  InMemoryMemo memo;
-  Solver solver(t, memo);
   for (int m : {6, 8, 12}) {
     INFO("m = ", m);
-    Plan plan;
-    REQUIRE(
-        build_plan(solver, matmul_spec(m, 4096, 4096, false, false, false, 1, t.limits()), &plan));
-    int streamed = 0;
-    for (const PlanNode &n : plan.nodes) {
-      if (n.kind != NodeKind::Stage || n.operand != 1 || n.spec.b().level != Level::GL) continue;
-      ++streamed;
-      CHECK(n.spec.dims[2] <= 16);
-    }
-    CHECK(streamed > 0);
+    for (const Spec &s : b_stages(m, 4096, 4096, true)) CHECK(s.dims[2] <= 16);
   }
 }
 
