@@ -1,4 +1,5 @@
 // The C API (include/tessel/tessel.h). Nothing throws past this file.
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -30,15 +31,11 @@ struct tessel_sgemm_kernel_s {
   // Keeps `k` (or the kernel of its key held already) for the later runs; returns it.
   const CompiledKernel &hold(std::shared_ptr<const CompiledKernel> k) {
     std::lock_guard<std::mutex> lock(mutex);
-    const CompiledKernel *kept = nullptr;
-    for (const auto &h : held)
-      if (h->key == k->key) kept = h.get();
-    if (!kept) {
-      kept = k.get();
-      held.push_back(std::move(k));
-    }
-    last[kept->key.accumulate].store(kept, std::memory_order_release);
-    return *kept;
+    auto same_key = [&](const auto &h) { return h->key == k->key; };
+    auto it = std::find_if(held.begin(), held.end(), same_key);
+    if (it == held.end()) it = held.insert(held.end(), std::move(k));
+    last[(*it)->key.accumulate].store(it->get(), std::memory_order_release);
+    return **it;
   }
 };
 
