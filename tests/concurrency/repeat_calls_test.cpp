@@ -1,5 +1,6 @@
 // Repeated calls from several threads at once (each thread caches its own recent calls and
-// counts its own hits), while another thread changes the thread count and reads the stats.
+// counts its own hits), or runs of one shared kernel handle, while another thread changes the
+// thread count and reads the stats.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -13,9 +14,12 @@
 
 namespace {
 
-TEST_CASE("threads repeating calls get their own results while the thread count changes") {
+// Runs kThreads threads of kCalls calls of an m x n x k product each, every thread on its own
+// operands through `call` (a * b -> c with beta), while this thread changes the thread count
+// and reads the stats; checks every result and that every call counted once.
+template <class Call>
+void repeat_from_threads(int64_t m, int64_t n, int64_t k, Call call) {
   constexpr int kThreads = 4, kCalls = 300;
-  constexpr int64_t m = 6, n = 5, k = 7;
   tessel_stats before{};
   REQUIRE(tessel_get_stats(&before) == TESSEL_OK);
   std::atomic<int> failures{0}, running{kThreads};
@@ -33,9 +37,7 @@ TEST_CASE("threads repeating calls get their own results while the thread count 
         want = c;
         tessel::test::reference_sgemm(false, false, m, n, k, 1, a.data(), k, b.data(), n, beta,
                                       want.data(), n);
-        const tessel_status st = tessel_sgemm(TESSEL_ROW_MAJOR, TESSEL_NO_TRANS, TESSEL_NO_TRANS, m,
-                                              n, k, 1, a.data(), k, b.data(), n, beta, c.data(), n);
-        bool ok = st == TESSEL_OK;
+        bool ok = call(a.data(), b.data(), beta, c.data()) == TESSEL_OK;
         for (size_t x = 0; ok && x < c.size(); ++x)
           ok = std::abs(c[x] - want[x]) <= tessel::test::tolerance(k);
         if (!ok && failures.fetch_add(1) == 0)
@@ -59,6 +61,27 @@ TEST_CASE("threads repeating calls get their own results while the thread count 
   REQUIRE(tessel_get_stats(&after) == TESSEL_OK);
   // Every call is a hit or a miss, whichever path served it and whichever thread exited.
   CHECK(after.hits + after.misses - before.hits - before.misses == kThreads * kCalls);
+}
+
+TEST_CASE("threads repeating calls get their own results while the thread count changes") {
+  constexpr int64_t m = 6, n = 5, k = 7;
+  repeat_from_threads(m, n, k, [](const float *a, const float *b, float beta, float *c) {
+    return tessel_sgemm(TESSEL_ROW_MAJOR, TESSEL_NO_TRANS, TESSEL_NO_TRANS, m, n, k, 1, a, k, b, n,
+                        beta, c, n);
+  });
+}
+
+TEST_CASE("threads sharing a kernel handle get their own results while the thread count changes") {
+  // The handle publishes the kernel each kind of run ran last while other threads read it
+  // (capi.cpp): both kinds and both thread counts change hands all the time here.
+  constexpr int64_t m = 7, n = 9, k = 5;
+  tessel_sgemm_kernel h = nullptr;
+  REQUIRE(tessel_sgemm_kernel_create(TESSEL_ROW_MAJOR, TESSEL_NO_TRANS, TESSEL_NO_TRANS, m, n, k, k,
+                                     n, n, &h) == TESSEL_OK);
+  repeat_from_threads(m, n, k, [h](const float *a, const float *b, float beta, float *c) {
+    return tessel_sgemm_kernel_run(h, 1, a, b, beta, c);
+  });
+  tessel_sgemm_kernel_destroy(h);
 }
 
 }  // namespace
