@@ -57,20 +57,17 @@ void emit_fma_dot(PlanEmitter &e, const PlanNode &n) {
       e.vmovups(dst, src);
     }
   };
-  auto a_row = [&](int i) { return e.element(n, 0, i, 0); };
-  auto b_column = [&](int j) { return e.element(n, 1, 0, j); };
-  if (hold_rows) {
-    for (int i = 0; i < rows; ++i) load(e.temp(i), a_row(i));
-    for (int j = 0; j < cols; ++j) {
-      load(streamed, b_column(j));
-      for (int i = 0; i < rows; ++i) e.vfmadd231ps(e.tile(i * cols + j), e.temp(i), streamed);
-    }
-    return;
-  }
-  for (int j = 0; j < cols; ++j) load(e.temp(j), b_column(j));
-  for (int i = 0; i < rows; ++i) {
-    load(streamed, a_row(i));
-    for (int j = 0; j < cols; ++j) e.vfmadd231ps(e.tile(i * cols + j), streamed, e.temp(j));
+  // Held vector h and streamed vector p meet in C element (h, p) when A's rows are held,
+  // (p, h) when B's columns are.
+  const int operand_held = hold_rows ? 0 : 1, passes = hold_rows ? cols : rows;
+  auto vector = [&](int operand, int x) {
+    return operand == 0 ? e.element(n, 0, x, 0) : e.element(n, 1, 0, x);
+  };
+  for (int h = 0; h < held; ++h) load(e.temp(h), vector(operand_held, h));
+  for (int p = 0; p < passes; ++p) {
+    load(streamed, vector(1 - operand_held, p));
+    for (int h = 0; h < held; ++h)
+      e.vfmadd231ps(e.tile(hold_rows ? h * cols + p : p * cols + h), e.temp(h), streamed);
   }
 }
 
