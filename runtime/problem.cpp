@@ -41,6 +41,24 @@ static tessel_status bad(const char *what, int64_t value, int64_t minimum) {
   return fail(TESSEL_INVALID_ARGUMENT, buf);
 }
 
+// Whether `lines` rows (or columns) `ld` floats apart, each `length` long, fit the largest
+// address space of x86-64 (2^56 bytes of user space, with 5-level paging). Operands beyond it
+// can only come from a wrong leading dimension, and the addresses the kernels compute across
+// them would wrap around: read garbage or fault instead of reporting the mistake.
+static bool fits_address_space(int64_t lines, int64_t length, int64_t ld) {
+  constexpr int64_t kMaxFloats = int64_t{1} << 54;
+  return ld <= kMaxFloats && (lines <= 1 || lines - 1 <= (kMaxFloats - length) / ld);
+}
+
+static tessel_status too_far_apart(const char *what, int64_t ld, bool row_major) {
+  char buf[192];
+  std::snprintf(buf, sizeof buf,
+                "%s is %lld: %s that far apart would span more than the 2^56 bytes of any "
+                "address space",
+                what, static_cast<long long>(ld), row_major ? "rows" : "columns");
+  return fail(TESSEL_INVALID_ARGUMENT, buf);
+}
+
 std::array<int64_t, 3> min_leading_dimensions(int layout, int trans_a, int trans_b, int64_t m,
                                               int64_t n, int64_t k) {
   const bool ta = trans_a == TESSEL_TRANS, tb = trans_b == TESSEL_TRANS;
@@ -72,6 +90,12 @@ tessel_status normalize_shape(int layout, int trans_a, int trans_b, int64_t m, i
   if (lda < min_lda) return bad("lda", lda, min_lda);
   if (ldb < min_ldb) return bad("ldb", ldb, min_ldb);
   if (ldc < min_ldc) return bad("ldc", ldc, min_ldc);
+  // The operands a call reads or writes, as stored: how many rows (or columns) and how long.
+  if (m > 0 && n > 0 && k > 0) {
+    if (!fits_address_space(row != ta ? m : k, min_lda, lda)) return too_far_apart("lda", lda, row);
+    if (!fits_address_space(row != tb ? k : n, min_ldb, ldb)) return too_far_apart("ldb", ldb, row);
+  }
+  if (!fits_address_space(row ? m : n, min_ldc, ldc)) return too_far_apart("ldc", ldc, row);
   Problem p;
   if (row) {
     p = Problem{m, n, k, ta, tb, false, nullptr, nullptr, nullptr, lda, ldb, ldc};

@@ -36,7 +36,8 @@ typedef enum tessel_transpose { TESSEL_NO_TRANS = 111, TESSEL_TRANS = 112 } tess
 
 /* C = alpha * op(A) * op(B) + beta * C, op(A) m x k, op(B) k x n, C m x n, BLAS semantics:
  * beta == 0 overwrites C without reading it; alpha == 0 (or k == 0) reads neither A nor B;
- * m, n or k == 0 are legal. Leading dimensions are in elements. */
+ * m, n or k == 0 are legal. Leading dimensions are in elements, at least a stored row (or
+ * column) long, and small enough that each operand spans at most 2^56 bytes. */
 TESSEL_API tessel_status tessel_sgemm(tessel_layout layout, tessel_transpose trans_a,
                                       tessel_transpose trans_b, int64_t m, int64_t n, int64_t k,
                                       float alpha, const float *a, int64_t lda, const float *b,

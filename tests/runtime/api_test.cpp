@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -46,6 +47,26 @@ TEST_CASE("bad arguments return TESSEL_INVALID_ARGUMENT with a message") {
   expect_invalid(tessel_sgemm(C, N, N, 2, 2, 2, 1, a, 2, nullptr, 2, 0, c, 2), "b is NULL");
   expect_invalid(tessel_sgemm(R, N, N, 2, 2, 2, 1, a, 2, b, 2, 0, nullptr, 2), "c is NULL");
   expect_invalid(tessel_sgemm(R, N, N, int64_t(1) << 32, 1, 1, 1, a, 1, b, 1, 0, c, 1), "2^31");
+  // Leading dimensions whose rows (or columns) would not fit any address space: the kernels'
+  // addresses would wrap around.
+  const int64_t huge = int64_t(1) << 53, too_far = (int64_t(1) << 54) / 2 + 1;
+  expect_invalid(tessel_sgemm(R, N, N, 8, 8, 8, 1, a, INT64_MAX, b, 8, 0, c, 8), "lda");
+  expect_invalid(tessel_sgemm(R, N, N, 3, 8, 8, 1, a, too_far, b, 8, 0, c, 8), "rows that far");
+  expect_invalid(tessel_sgemm(R, T, N, 8, 8, 3, 1, a, too_far, b, 8, 0, c, 8), "lda");
+  expect_invalid(tessel_sgemm(C, N, N, 8, 8, 3, 1, a, too_far, b, 8, 0, c, 8), "columns");
+  expect_invalid(tessel_sgemm(R, N, N, 8, 8, 3, 1, a, 8, b, too_far, 0, c, 8), "ldb");
+  expect_invalid(tessel_sgemm(C, N, T, 8, 3, 8, 1, a, 8, b, too_far, 0, c, 8), "ldb");
+  expect_invalid(tessel_sgemm(R, N, N, 3, 8, 8, 1, a, 8, b, 8, 0, c, too_far), "ldc");
+  expect_invalid(tessel_sgemm(C, N, N, 8, 3, 8, 1, a, 8, b, 8, 0, c, too_far), "ldc");
+  tessel_sgemm_kernel handle = nullptr;
+  expect_invalid(tessel_sgemm_kernel_create(R, N, N, 3, 8, 8, too_far, 8, 8, &handle), "lda");
+  CHECK(handle == nullptr);
+  // Two rows that far apart still fit (a handle is made, nothing is read); so does any stride
+  // of an operand the call never reads.
+  REQUIRE(tessel_sgemm_kernel_create(R, N, N, 2, 8, 8, huge, 8, 8, &handle) == TESSEL_OK);
+  tessel_sgemm_kernel_destroy(handle);
+  CHECK(tessel_sgemm(R, N, N, 0, 0, 0, 1, a, huge, b, huge, 0, c, huge) == TESSEL_OK);
+  CHECK(tessel_sgemm(R, N, N, 2, 2, 0, 1, a, INT64_MAX, b, INT64_MAX, 0, c, 2) == TESSEL_OK);
   CHECK(tessel_set_num_threads(-1) == TESSEL_INVALID_ARGUMENT);
   CHECK(tessel_set_num_threads(256) == TESSEL_INVALID_ARGUMENT);
   CHECK(tessel_get_stats(nullptr) == TESSEL_INVALID_ARGUMENT);
