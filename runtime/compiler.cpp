@@ -23,10 +23,24 @@ const Target &host_target() {
 
 // Each compiling thread keeps its own memo (exact costs and the bounds its searches proved),
 // so searches never wait on each other. Decisions are shared between threads and processes
-// through the database layer behind it.
-static InMemoryMemo &thread_memo() {
+// through the database layer behind it. Past kMaxThreadMemoEntries the memo starts over
+// before the next search (a search adds 50-120k entries, so the table stays within 2^19
+// slots, 48 MiB): a process meeting ever new shapes grew it by 1-2 MiB a shape for good (a
+// thousand shapes up to 300^3: 2.6 GB). Searches lose little by it: the decisions the
+// earlier ones published are shared (below), and the table's pages fault in less.
+static InMemoryMemo &kept_memo() {
   static thread_local InMemoryMemo memo;
   return memo;
+}
+
+static InMemoryMemo &thread_memo() {
+  InMemoryMemo &memo = kept_memo();
+  if (memo.size() > kMaxThreadMemoEntries) memo.clear();
+  return memo;
+}
+
+size_t thread_memo_entries() {
+  return kept_memo().size();
 }
 
 // Rebuilds the plan of `spec` from its stored plan record when there is one that replays (a

@@ -23,6 +23,12 @@ struct CompiledKernel {
 // The target of this host (cache sizes read once).
 const Target &host_target();
 
+// Each compiling thread keeps the memo of its searches for the next ones, until it holds
+// more than this many entries: then the next search starts it over (compiler.cpp).
+constexpr size_t kMaxThreadMemoEntries = size_t{1} << 17;
+// The entries the calling thread's memo holds now.
+size_t thread_memo_entries();
+
 // Searches and emits. On failure returns a status with the message recorded as last error.
 tessel_status compile(const KernelKey &key, std::shared_ptr<const CompiledKernel> *out);
 

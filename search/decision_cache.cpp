@@ -62,6 +62,7 @@ void DecisionCache::load_block(const BlockId &id) {
   if (r == MemoStore::Read::Damaged && warn_)
     warn_("damaged", "ignoring a damaged block of " + store_->path() + " (" + why + ")");
   std::unique_lock<std::shared_mutex> lock(mutex_);
+  make_room(entries.size());
   decisions_.reserve(decisions_.size() + entries.size());
   // Ours win over the store's; among the store's, the latest part's.
   for (auto e = entries.rbegin(); e != entries.rend(); ++e) decisions_.put_new(e->key, e->decision);
@@ -79,8 +80,15 @@ bool DecisionCache::read_plan(const SpecKey &root, PlanRecord *out) {
 
 void DecisionCache::absorb(const std::vector<StoredEntry> &entries) {
   std::unique_lock<std::shared_mutex> lock(mutex_);
+  make_room(entries.size());
   decisions_.reserve(decisions_.size() + entries.size());
   for (const StoredEntry &e : entries) decisions_.put(e.key, e.decision);
+}
+
+void DecisionCache::make_room(size_t incoming) {
+  if (decisions_.size() + incoming <= kMaxDecisions) return;
+  decisions_ = KeyTable<Decision>();
+  loaded_.clear();
 }
 
 void DecisionCache::publish(const std::vector<StoredEntry> &entries, const PlanRecord *plan) {

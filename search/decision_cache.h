@@ -47,6 +47,9 @@ class DecisionCache {
 
   MemoStore *store() const { return store_; }
 
+  // The most decisions the table holds (make_room): 64 MiB at most.
+  static constexpr size_t kMaxDecisions = size_t{1} << 19;
+
  private:
   void load_block(const BlockId &id);
   // Whether the store is known not to hold block `id`. A small store (a first run's, say) is
@@ -57,6 +60,11 @@ class DecisionCache {
   bool unlisted(const BlockId &id);
   // Puts decisions solved here in the table (they win over the store's).
   void absorb(const std::vector<StoredEntry> &entries);
+  // With the lock held, before `incoming` decisions go in: past kMaxDecisions the table
+  // starts over. What the store holds is read again as searches ask for it; without a
+  // store, later searches solve again what they need. A process meeting ever new shapes
+  // would otherwise keep every decision it ever saw (~1 MB a shape up to 300^3).
+  void make_room(size_t incoming);
 
   MemoStore *store_;
   Warn warn_;

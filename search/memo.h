@@ -64,6 +64,7 @@ class InMemoryMemo final : public MemoDb {
   }
   void put(const Spec &s, uint64_t hash, const MemoEntry &e) override { table_.put(s, hash, e); }
   size_t size() const override { return table_.size(); }
+  void clear() { table_.clear(); }
   MemoTable &table() { return table_; }
   template <class F>
   void for_each(F &&f) const {

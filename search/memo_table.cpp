@@ -38,6 +38,13 @@ void MemoTable::reserve(size_t entries) {
   if (slots > hot_.size()) grow(slots);
 }
 
+void MemoTable::clear() {
+  hot_ = ZeroedArray<Hot>();
+  cold_ = ZeroedArray<ColdWords>();
+  mask_ = 0;
+  count_.store(0, std::memory_order_relaxed);
+}
+
 void MemoTable::put_from_helper(const Spec &s, uint64_t hash, const MemoEntry &e) {
   if (full(size() + 1)) {
     // The owner grows the table once the helpers have stopped.

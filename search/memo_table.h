@@ -67,6 +67,8 @@ class MemoTable {
   size_t size() const { return count_.load(std::memory_order_relaxed); }
   // Owner only, with no helper: room for `entries` without growing.
   void reserve(size_t entries);
+  // Owner only, with no helper: forgets every entry and gives the memory back.
+  void clear();
   // Owner only, with no helper.
   template <class F>
   void for_each(F &&f) const {

@@ -563,6 +563,55 @@ TEST_CASE("a small store is listed: absent blocks are not read, a reread finds n
   CHECK(d == as_map(third)[third[0].key]);
 }
 
+TEST_CASE("past their bound the shared decisions start over, and read the store again") {
+  TempDir dir;
+  const std::string path = dir.path + "/memo.sqlite";
+  const std::string fp = memo_fingerprint(host_target());
+  std::mt19937_64 rng(13);
+  BlockId id;
+  const std::vector<StoredEntry> stored = random_block(rng, &id);
+  std::string error;
+  {
+    auto writer = MemoStore::open(path, MemoStore::Access::ReadWrite, fp, &error);
+    REQUIRE_MESSAGE(writer, error);
+    REQUIRE(writer->merge(stored, &error));
+  }
+  // Read-only: what this process publishes stays in the table.
+  auto store = MemoStore::open(path, MemoStore::Access::ReadOnly, fp, &error);
+  REQUIRE_MESSAGE(store, error);
+  DecisionCache cache(store.get());
+  Decision d;
+  REQUIRE(cache.find(stored[0].key, &d));
+  CHECK(store->block_reads() == 1);
+
+  // Five batches of a little less than a quarter of the bound each (four fit beside the
+  // stored block's entries), far from the stored block.
+  const SpecKey base =
+      spec_key(matmul_spec(3, 5, 7, false, false, false, 1, host_target().limits()));
+  auto key_of = [&](uint64_t i) {
+    SpecKey key = base;
+    key[4] ^= (i + 1) << 20;
+    return key;
+  };
+  const size_t batch = DecisionCache::kMaxDecisions / 4 - stored.size();
+  const Decision solved{true, {ActionKind::Tile, 0, 0, 16}};
+  for (uint64_t b = 0; b < 5; ++b) {
+    std::vector<StoredEntry> entries(batch);
+    for (size_t i = 0; i < batch; ++i) entries[i] = {key_of(b * batch + i), solved};
+    cache.publish(entries);
+    CHECK(cache.find(key_of(b * batch), &d));
+  }
+  // The fifth batch found the table full: it started over with that batch alone.
+  CHECK(cache.find(key_of(5 * batch - 1), &d));
+  CHECK(d == solved);
+  CHECK_FALSE(cache.find(key_of(0), &d));
+  CHECK_FALSE(cache.find(key_of(4 * batch - 1), &d));
+  // The stored block is read again when asked for.
+  CHECK(cache.find(stored[0].key, &d));
+  CHECK(d == as_map(stored)[stored[0].key]);
+  CHECK(store->block_reads() == 2);
+}
+
 TEST_CASE("action_applies agrees with the full enumeration") {
   const Target &t = host_target();
   InMemoryMemo memo;

@@ -31,12 +31,18 @@ bool same_entry(const MemoEntry &a, const MemoEntry &b) {
          a.cost == b.cost && a.lower_bound == b.lower_bound;
 }
 
-TEST_CASE("the memo returns each entry as put, for exactly the spec put, whatever field differs") {
-  std::mt19937_64 rng(5);
+// `count` random specs (seeded), each put into `memo` with entry_for(its index).
+std::vector<Spec> put_random_specs(uint64_t seed, int count, InMemoryMemo &memo) {
+  std::mt19937_64 rng(seed);
   std::vector<Spec> specs;
-  for (int i = 0; i < 20000; ++i) specs.push_back(random_spec(rng));
-  InMemoryMemo memo;
+  for (int i = 0; i < count; ++i) specs.push_back(random_spec(rng));
   for (size_t i = 0; i < specs.size(); ++i) memo.put(specs[i], entry_for(i));
+  return specs;
+}
+
+TEST_CASE("the memo returns each entry as put, for exactly the spec put, whatever field differs") {
+  InMemoryMemo memo;
+  const std::vector<Spec> specs = put_random_specs(5, 20000, memo);
   for (size_t i = 0; i < specs.size(); ++i) {
     MemoEntry e;
     REQUIRE(memo.get(specs[i], &e));
@@ -83,6 +89,22 @@ TEST_CASE("the memo returns each entry as put, for exactly the spec put, whateve
     ++visited;
   });
   CHECK(visited == memo.size());
+}
+
+TEST_CASE("a cleared memo holds nothing, and takes entries again") {
+  InMemoryMemo memo;
+  const std::vector<Spec> specs = put_random_specs(9, 5000, memo);
+  REQUIRE(memo.size() > 0);
+  memo.clear();
+  CHECK(memo.size() == 0);
+  MemoEntry e;
+  for (const Spec &s : specs) CHECK_FALSE(memo.get(s, &e));
+  for (size_t i = 0; i < 100; ++i) memo.put(specs[i], entry_for(i));
+  for (size_t i = 0; i < 100; ++i) {
+    REQUIRE(memo.get(specs[i], &e));
+    CHECK(specs[size_t(e.action.size)] == specs[i]);
+  }
+  CHECK(memo.size() <= 100);
 }
 
 TEST_CASE("the shared decisions' key table keeps every entry through growth and reserve") {
