@@ -25,7 +25,7 @@ const Target &host_target();
 
 // Each compiling thread keeps the memo of its searches for the next ones, until it holds
 // more than this many entries: then the next search starts it over (compiler.cpp).
-constexpr size_t kMaxThreadMemoEntries = size_t{1} << 17;
+constexpr size_t kMaxThreadMemoEntries = size_t{1} << 19;
 // The entries the calling thread's memo holds now.
 size_t thread_memo_entries();
 

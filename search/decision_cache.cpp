@@ -87,7 +87,7 @@ void DecisionCache::absorb(const std::vector<StoredEntry> &entries) {
 
 void DecisionCache::make_room(size_t incoming) {
   if (decisions_.size() + incoming <= kMaxDecisions) return;
-  decisions_ = KeyTable<Decision>();
+  decisions_.clear();
   loaded_.clear();
 }
 

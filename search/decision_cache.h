@@ -61,9 +61,9 @@ class DecisionCache {
   // Puts decisions solved here in the table (they win over the store's).
   void absorb(const std::vector<StoredEntry> &entries);
   // With the lock held, before `incoming` decisions go in: past kMaxDecisions the table
-  // starts over. What the store holds is read again as searches ask for it; without a
-  // store, later searches solve again what they need. A process meeting ever new shapes
-  // would otherwise keep every decision it ever saw (~1 MB a shape up to 300^3).
+  // starts over, in the memory it has. What the store holds is read again as searches ask
+  // for it; without a store, later searches solve again what they need. A process meeting
+  // ever new shapes would otherwise keep every decision it ever saw.
   void make_room(size_t incoming);
 
   MemoStore *store_;

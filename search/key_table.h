@@ -32,6 +32,11 @@ class KeyTable {
     return true;
   }
   size_t size() const { return count_; }
+  // Forgets every entry, keeping the table's memory for the next ones (no regrowth).
+  void clear() {
+    for (size_t i = 0; i < tags_.size(); ++i) tags_[i] = 0;
+    count_ = 0;
+  }
   // Room for `n` entries in all without growing again: one table of the final size instead
   // of a chain of doublings (each a fresh table, zeroed by the kernel page by page, then
   // rehashed into).

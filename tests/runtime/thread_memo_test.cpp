@@ -30,6 +30,6 @@ TEST_CASE("a thread's memo starts over past its bound, however many new shapes i
   // it started over; it never holds more than the bound and one search's entries (50-120k
   // for these shapes; 40 of them add 3.4 million).
   CHECK(largest > kMaxThreadMemoEntries);
-  CHECK(drops >= 10);
-  CHECK(largest < 2 * kMaxThreadMemoEntries);
+  CHECK(drops >= 3);
+  CHECK(largest < kMaxThreadMemoEntries + 200000);
 }
