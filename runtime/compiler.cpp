@@ -27,9 +27,8 @@ const Target &host_target() {
 // before the next search (a search adds 50-120k entries, so the table stays within 2^20
 // slots, 96 MiB): a process meeting ever new shapes grew it by 1-2 MiB a shape for good (a
 // thousand shapes up to 300^3: 2.6 GB). What the earlier searches published stays shared
-// (below), but each decision found there is expanded again where the memo had its cost: with
-// the database on, new shapes after the first few hundred search ~1.4x longer (2^17 entries:
-// 1.8x; 2^20: 1.25x, 400 MB).
+// (below), where a decision found is expanded again instead of read with its cost: 300 new
+// shapes, database on, searched in 8.8 s against 7.9-9.4 unbounded (1.2 GB).
 static InMemoryMemo &kept_memo() {
   static thread_local InMemoryMemo memo;
   return memo;
