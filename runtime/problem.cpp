@@ -90,12 +90,15 @@ tessel_status normalize_shape(int layout, int trans_a, int trans_b, int64_t m, i
   if (lda < min_lda) return bad("lda", lda, min_lda);
   if (ldb < min_ldb) return bad("ldb", ldb, min_ldb);
   if (ldc < min_ldc) return bad("ldc", ldc, min_ldc);
-  // The operands a call reads or writes, as stored: how many rows (or columns) and how long.
-  if (m > 0 && n > 0 && k > 0) {
-    if (!fits_address_space(row != ta ? m : k, min_lda, lda)) return too_far_apart("lda", lda, row);
-    if (!fits_address_space(row != tb ? k : n, min_ldb, ldb)) return too_far_apart("ldb", ldb, row);
+  // The operands a call reads or writes (C when it has elements, A and B when k > 0 too), as
+  // stored: how many rows (or columns) and how long.
+  if (m > 0 && n > 0) {
+    if (!fits_address_space(row ? m : n, min_ldc, ldc)) return too_far_apart("ldc", ldc, row);
+    if (k > 0 && !fits_address_space(row != ta ? m : k, min_lda, lda))
+      return too_far_apart("lda", lda, row);
+    if (k > 0 && !fits_address_space(row != tb ? k : n, min_ldb, ldb))
+      return too_far_apart("ldb", ldb, row);
   }
-  if (!fits_address_space(row ? m : n, min_ldc, ldc)) return too_far_apart("ldc", ldc, row);
   Problem p;
   if (row) {
     p = Problem{m, n, k, ta, tb, false, nullptr, nullptr, nullptr, lda, ldb, ldc};

@@ -89,8 +89,8 @@ typedef struct tessel_sgemm_shape {
 
 /* Hears about each prepared shape (index into the list), one call at a time, from any
  * thread. */
-typedef void (*tessel_warm_progress)(size_t done, size_t total, size_t index,
-                                     tessel_status status, void *user);
+typedef void (*tessel_warm_progress)(size_t done, size_t total, size_t index, tessel_status status,
+                                     void *user);
 
 /* Searches and emits the kernels of `count` shapes in parallel, for the current thread count
  * (tessel_get_num_threads), so that later calls with them are lookups; what the searches

@@ -1,6 +1,7 @@
 // A compiling thread's memo stays bounded however many shapes it meets (compiler.cpp).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 #include <vector>
