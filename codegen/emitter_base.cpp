@@ -124,8 +124,11 @@ void EmitterBase::xbyak_vxorps(Vreg dst, Vreg a, Vreg b) {
   Xbyak::CodeGenerator::vxorps(Xbyak::Ymm(dst), Xbyak::Ymm(a), Xbyak::Ymm(b));
 }
 
-void EmitterBase::xbyak_prefetcht0(const Mem &m) {
-  Xbyak::CodeGenerator::prefetcht0(Xbyak::Address(m));
+void EmitterBase::xbyak_prefetch(x86::PrefetchHint hint, const Mem &m) {
+  if (hint == x86::PrefetchHint::T1)
+    Xbyak::CodeGenerator::prefetcht1(Xbyak::Address(m));
+  else
+    Xbyak::CodeGenerator::prefetcht0(Xbyak::Address(m));
 }
 
 void EmitterBase::preamble(const FrameNeeds &needs) {

@@ -129,6 +129,7 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
   // everything else.
   using Xbyak::CodeGenerator::dec;
   using Xbyak::CodeGenerator::prefetcht0;
+  using Xbyak::CodeGenerator::prefetcht1;
   using Xbyak::CodeGenerator::vbroadcastss;
   using Xbyak::CodeGenerator::vfmadd213ps;
   using Xbyak::CodeGenerator::vfmadd231ps;
@@ -183,13 +184,8 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
         !vex_memory(x86::kVmovssStore, false, src.getIdx(), 0, dst))
       xbyak_vmovss(dst, src);
   }
-  void prefetcht0(const Mem &m) {
-    if (m.index < 0) {
-      put([&](uint8_t *p) { return x86::prefetcht0(p, {m.base, m.disp}); });
-    } else {
-      xbyak_prefetcht0(m);
-    }
-  }
+  void prefetcht0(const Mem &m) { prefetch(x86::PrefetchHint::T0, m); }
+  void prefetcht1(const Mem &m) { prefetch(x86::PrefetchHint::T1, m); }
   void dec(const Xbyak::Reg64 &r) {
     put([&](uint8_t *p) { return x86::dec(p, r.getIdx()); });
   }
@@ -278,7 +274,14 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
   void xbyak_vfmadd231ps(Vreg dst, Vreg a, Vreg b);
   void xbyak_vmulps(Vreg dst, Vreg a, Vreg b);
   void xbyak_vxorps(Vreg dst, Vreg a, Vreg b);
-  void xbyak_prefetcht0(const Mem &m);
+  void prefetch(x86::PrefetchHint hint, const Mem &m) {
+    if (m.index < 0) {
+      put([&](uint8_t *p) { return x86::prefetch(p, hint, {m.base, m.disp}); });
+    } else {
+      xbyak_prefetch(hint, m);
+    }
+  }
+  void xbyak_prefetch(x86::PrefetchHint hint, const Mem &m);
 
   static constexpr int kAlphaSlot = 0, kWorkspaceSlot = 8, kBeginSlot = 16, kEndSlot = 24,
                        kIndexSlot = 32, kRowSlot = 40, kColumnSlot = 48, kBaseSlots = 56,

@@ -416,6 +416,24 @@ void PlanEmitter::emit_loop(int id) {
   const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
   Shifts shifts;
   if (!loop_shifts(n, n.dim, n.step, &shifts)) return;
+  // Inside the loop each moved tensor's next tile is one step on; restored on the way out.
+  std::array<int64_t, Shifts::kCapacity> outer_next;
+  auto set_next = [&](bool inside) {
+    size_t i = 0;
+    for (const Shift &sh : shifts) {
+      int64_t &next = tensors_[static_cast<size_t>(sh.first)].next_tile_bytes;
+      if (inside) outer_next[i] = next;
+      next = inside ? sh.second : outer_next[i];
+      ++i;
+    }
+  };
+  set_next(true);
+  emit_loop_iterations(id, shifts);
+  set_next(false);
+}
+
+void PlanEmitter::emit_loop_iterations(int id, const Shifts &shifts) {
+  const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
   const int body = n.children[0], rest = n.children[1], first = n.children[2];
   const int height = height_[static_cast<size_t>(id)];
   int64_t iterations = n.trips;
@@ -452,8 +470,11 @@ void PlanEmitter::emit_loop(int id) {
     jnz_back(top);
     done_dynamic += iterations;
   }
-  // The origins now sit on the remainder tile.
-  if (rest >= 0) emit_node(rest);
+  // The origins now sit on the remainder tile, the loop's last.
+  if (rest >= 0) {
+    for (const Shift &sh : shifts) tensors_[static_cast<size_t>(sh.first)].next_tile_bytes = 0;
+    emit_node(rest);
+  }
   advance(shifts, -done_dynamic);
   displace(shifts, -done_static);
 }

@@ -86,6 +86,14 @@ class PlanEmitter : public EmitterBase {
   int64_t stream_prefetch(const PlanNode &n, int operand) const;
   // Whether `operand` is read below a stage from main memory.
   bool streamed(const PlanNode &n, int operand) const;
+  // Bytes from the tile origin of `operand` to the tile the innermost enclosing loop that
+  // moves it visits next; 0 when no loop moves it or this is a loop's remainder tile. On a
+  // loop's last iteration the tile lies past the loop's range (only worth a prefetch). Not
+  // for code inside register tiles: a recurring tile is one subroutine for all its call
+  // sites, which same_input does not compare on this.
+  int64_t next_tile_bytes(const PlanNode &n, int operand) const {
+    return state(n, operand).next_tile_bytes;
+  }
   // Loads into `mask` a vmaskmovps mask whose first `valid` lanes (1..7) are set.
   void load_edge_mask(Vreg mask, int valid);
   // dst = the `valid` (1..7) floats at `src`, the other lanes zero, reading nothing beyond
@@ -107,6 +115,8 @@ class PlanEmitter : public EmitterBase {
     int64_t linear_rows = 0, linear_cols = 0;
     int64_t row_bytes = 0, col_bytes = 0;
     bool streamed = false;  // read below a stage from main memory (see stream_prefetch)
+    // From the origin to the tile the innermost loop moving it visits next (0: none).
+    int64_t next_tile_bytes = 0;
   };
   static TensorState live_state(const Xbyak::Reg64 &reg, int64_t ld, Layout layout) {
     TensorState st{true, reg, 0, ld, layout};
@@ -133,6 +143,7 @@ class PlanEmitter : public EmitterBase {
   // than finding them.
   class Shifts {
    public:
+    static constexpr size_t kCapacity = 6;
     const Shift *begin() const { return items_.data(); }
     const Shift *end() const { return items_.data() + count_; }
     bool push(int tensor, int64_t increment) {
@@ -143,7 +154,7 @@ class PlanEmitter : public EmitterBase {
     void clear() { count_ = 0; }
 
    private:
-    std::array<Shift, 6> items_{};
+    std::array<Shift, kCapacity> items_{};
     size_t count_ = 0;
   };
 
@@ -161,6 +172,7 @@ class PlanEmitter : public EmitterBase {
   FrameNeeds frame_needs() const;
   void emit_node(int id);
   void emit_loop(int id);
+  void emit_loop_iterations(int id, const Shifts &shifts);
   void emit_parallel_grid(int id);
   void emit_parallel_split_k(int id);
   // The parallel root's iteration range from begin_slot() and end_slot(), clamped to

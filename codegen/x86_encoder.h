@@ -1,6 +1,6 @@
 // A direct x86-64 encoder for the few instruction forms that make up nearly all of a GEMM
 // kernel's code: VEX vector instructions on registers and on [base + disp], the loop
-// bookkeeping (add/sub/dec/mov on a 64-bit register, jumps and calls, prefetcht0) and the
+// bookkeeping (add/sub/dec/mov on a 64-bit register, jumps and calls, prefetches) and the
 // function's frame (push/pop, general-purpose loads and stores, vzeroupper, ret).
 //
 // Why: Xbyak spends ~400 host instructions per emitted instruction (generic operand objects,
@@ -204,11 +204,14 @@ inline uint8_t *forward(uint8_t *p, Forward kind) {
   return p + 4;
 }
 
-inline uint8_t *prefetcht0(uint8_t *p, BaseDisp m) {
+// prefetcht0 (into L1) and prefetcht1 (into L2): 0f 18 with the hint in ModRM.reg.
+enum class PrefetchHint : int { T0 = 1, T1 = 2 };
+
+inline uint8_t *prefetch(uint8_t *p, PrefetchHint hint, BaseDisp m) {
   if (m.base & 8) *p++ = 0x41;
   p[0] = 0x0f;
   p[1] = 0x18;
-  return modrm_memory(p + 2, 1, m);
+  return modrm_memory(p + 2, static_cast<int>(hint), m);
 }
 
 }  // namespace tessel::x86

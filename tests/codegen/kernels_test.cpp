@@ -3,6 +3,7 @@
 // off. The solver chooses the kernels; the sweep records which ones its plans used and
 // asserts that every catalogue kernel was exercised (ZeroMemory, which the solver prefers
 // not to use, through a plan forced by a pre-populated memo).
+#include <cstring>
 #include <set>
 
 #include "jit_harness.h"
@@ -332,6 +333,80 @@ TEST_CASE("codegen: packs of many B rows streamed from main memory prefetch and 
         prefetched += streamed_pack_rows(plan, plan.root, false) >= 32;
       }
   CHECK(prefetched > 0);
+}
+
+namespace {
+
+// For each pack of 32 or more rows of B from L3 or main memory, the bytes from its tile of a
+// row-major B (`ldb`) to the one the innermost loop moving B packs next (0: none).
+void next_pack_tiles(const Plan &plan, int id, int64_t ldb, int64_t next,
+                     std::vector<int64_t> *out) {
+  if (id < 0) return;
+  const PlanNode &n = plan.nodes[size_t(id)];
+  if (n.kind == NodeKind::Loop) {
+    const auto b_dims = n.spec.operand_dims(1);
+    const int64_t step = n.dim == b_dims[1]   ? 4 * n.step
+                         : n.dim == b_dims[0] ? 4 * n.step * ldb
+                                              : 0;
+    if (step != 0) {
+      next_pack_tiles(plan, n.children[0], ldb, step, out);
+      next_pack_tiles(plan, n.children[2], ldb, step, out);
+      next_pack_tiles(plan, n.children[1], ldb, 0, out);  // the remainder is the last tile
+      return;
+    }
+  }
+  if (n.kind == NodeKind::Alloc && n.operand == 1 && n.children[0] >= 0) {
+    const PlanNode &prologue = plan.nodes[size_t(n.children[0])];
+    if (prologue.kind == NodeKind::Kernel && prologue.kernel == KernelId::PackPanels &&
+        prologue.spec.operands[0].level >= Level::L3 && prologue.spec.dims[0] >= 32)
+      out->push_back(next);
+  }
+  for (int c : n.children) next_pack_tiles(plan, c, ldb, next, out);
+}
+
+// Whether `code` holds prefetcht1 [base + disp] (0f 18 /2, no index register).
+bool has_prefetcht1(const uint8_t *code, size_t size, int64_t disp) {
+  for (size_t i = 0; i + 8 <= size; ++i) {
+    if (code[i] != 0x0f || code[i + 1] != 0x18 || (code[i + 2] >> 3 & 7) != 2) continue;
+    const int mod = code[i + 2] >> 6;
+    const size_t at = i + 3 + ((code[i + 2] & 7) == 4 ? 1 : 0);  // a SIB byte names rsp, r12
+    int32_t d32 = 0;
+    std::memcpy(&d32, code + at, 4);
+    if ((mod == 1 && int8_t(code[at]) == disp) || (mod == 2 && d32 == disp)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("codegen: packs of B from L3 prefetch the tile their loop packs next, and stay exact") {
+  // Few rows of A against a B in L3: B is packed 128 rows at a time inside loops over n and
+  // k. Each pack fetches the next tile into L2 as it goes; the plans depend on the caches:
+  // these are a Zen 4 core's, whatever the host.
+  const Target target = avx2_target(HostCaches{48 * 1024, 1024 * 1024, 32 * 1024 * 1024});
+  InMemoryMemo base;
+  Solver solver(target, base);
+  std::mt19937_64 rng(62);
+  int checked = 0;
+  for (int64_t m : {24, 32, 41})
+    for (bool accumulate : {false, true}) {
+      const test::JitCase c{m, 1536, 512, false, false, accumulate, 1, 0.5f, 0, false};
+      Plan plan;
+      const std::string r = test::run_jit_case(solver, c, rng, &plan);
+      CHECK_MESSAGE(r.empty(), r);
+      const int64_t ldb = 1540;
+      std::vector<int64_t> next;
+      next_pack_tiles(plan, plan.root, ldb, 0, &next);
+      std::unique_ptr<JitKernel> jit;
+      std::string error;
+      REQUIRE(emit_kernel({&plan, 512, ldb, 1536, "next pack"}, &jit, &error));
+      for (int64_t bytes : next)
+        if (bytes != 0) {
+          CHECK_MESSAGE(has_prefetcht1(jit->code(), jit->code_size(), bytes), format_plan(plan));
+          ++checked;
+        }
+    }
+  CHECK(checked >= 6);
 }
 
 }  // namespace tessel

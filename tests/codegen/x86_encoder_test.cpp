@@ -189,6 +189,13 @@ TEST_CASE("codegen: direct loop bookkeeping equals Xbyak's bytes") {
             e.prefetcht0(Mem{r, -1, disp});
           },
           [&](Xbyak::CodeGenerator &x) { x.prefetcht0(at(r, disp)); });
+    for (int32_t disp : kDisplacements)
+      c.check(
+          name("prefetcht1", r, -1, -1, disp),
+          [&](EmitterBase &e) {
+            e.prefetcht1(Mem{r, -1, disp});
+          },
+          [&](Xbyak::CodeGenerator &x) { x.prefetcht1(at(r, disp)); });
   }
   CHECK(c.mismatches() == 0);
   MESSAGE(c.count() << " instructions compared");
