@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "kernels/kernel_emitters.h"
 #include "layout.h"
@@ -416,20 +417,16 @@ void PlanEmitter::emit_loop(int id) {
   const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
   Shifts shifts;
   if (!loop_shifts(n, n.dim, n.step, &shifts)) return;
-  // Inside the loop each moved tensor's next tile is one step on; restored on the way out.
-  std::array<int64_t, Shifts::kCapacity> outer_next;
-  auto set_next = [&](bool inside) {
-    size_t i = 0;
-    for (const Shift &sh : shifts) {
-      int64_t &next = tensors_[static_cast<size_t>(sh.first)].next_tile_bytes;
-      if (inside) outer_next[i] = next;
-      next = inside ? sh.second : outer_next[i];
-      ++i;
-    }
-  };
-  set_next(true);
+  // Inside the loop, the next tile of each tensor it moves is one step on.
+  std::array<int64_t, Shifts::kCapacity> outer_next{};
+  size_t i = 0;
+  for (const Shift &sh : shifts)
+    outer_next[i++] =
+        std::exchange(tensors_[static_cast<size_t>(sh.first)].next_tile_bytes, sh.second);
   emit_loop_iterations(id, shifts);
-  set_next(false);
+  i = 0;
+  for (const Shift &sh : shifts)
+    tensors_[static_cast<size_t>(sh.first)].next_tile_bytes = outer_next[i++];
 }
 
 void PlanEmitter::emit_loop_iterations(int id, const Shifts &shifts) {
