@@ -5,6 +5,7 @@
 #include "code_buffer.h"
 #include "executable_memory.h"
 #include "plan_emitter.h"
+#include "thread_heap.h"
 
 namespace tessel {
 namespace {
@@ -17,8 +18,8 @@ struct ThreadEmitter {
 };
 
 ThreadEmitter &thread_emitter() {
-  static thread_local ThreadEmitter thread;
-  return thread;
+  static thread_local ThreadHeap<ThreadEmitter> thread;
+  return thread.get();
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "layered_memo.h"
 #include "memo.h"
 #include "solver.h"
+#include "thread_heap.h"
 
 namespace tessel::runtime {
 
@@ -30,8 +31,8 @@ const Target &host_target() {
 // (below), where a decision found is expanded again instead of read with its cost: 300 new
 // shapes, database on, searched in 8.8 s against 7.9-9.4 unbounded (1.2 GB).
 static InMemoryMemo &kept_memo() {
-  static thread_local InMemoryMemo memo;
-  return memo;
+  static thread_local ThreadHeap<InMemoryMemo> memo;
+  return memo.get();
 }
 
 static InMemoryMemo &thread_memo() {
@@ -54,11 +55,12 @@ static bool search(const Spec &spec, Plan *plan, int64_t *specs_solved) {
   DecisionCache &shared = shared_decisions();
   *specs_solved = 0;
   {
-    static thread_local PlanRecord stored = [] {  // kept (kKeptPlanNodes)
+    static thread_local ThreadHeap<PlanRecord> kept_record;
+    PlanRecord &stored = kept_record.get([] {  // kept (kKeptPlanNodes)
       PlanRecord r;
       keep_room(r.actions, kKeptPlanNodes);
       return r;
-    }();
+    });
     if (shared.read_plan(spec_key(canonical(spec)), &stored)) {
       if (replay_plan(stored, spec, target, plan)) return true;
       warn_once("stale plan", "ignored a stored plan that no longer applies for " +
@@ -125,12 +127,13 @@ tessel_status compile(const KernelKey &key, std::shared_ptr<const CompiledKernel
   // One plan per thread, refilled by every compile: its storage stays (kKeptPlanNodes; as
   // CodeBuffer for code). 1000^3's 398 nodes after two small kernels faulted 13 pages in
   // halfway through its replay, a quarter of the call.
-  static thread_local Plan plan = [] {
+  static thread_local ThreadHeap<Plan> kept_plan;
+  Plan &plan = kept_plan.get([] {
     Plan p;
     keep_room(p.nodes, kKeptPlanNodes);
     keep_room(p.tensors, kKeptPlanNodes + 3);  // replay_plan reserves one per node
     return p;
-  }();
+  });
   const auto t0 = Clock::now();
   int64_t specs_solved = 0;
   if (const tessel_status st = plan_for(key, &plan, &specs_solved); st != TESSEL_OK) return st;

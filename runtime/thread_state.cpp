@@ -8,18 +8,18 @@
 
 namespace tessel::runtime {
 
-// The TLS model stays the default, general-dynamic one: each access to a thread_local of a
-// shared library calls __tls_get_addr (about 11 instructions), which is why a call reaches
-// everything through this one pointer (a repeated 4x4x4 call used to make four such calls).
-// initial-exec would make the access one %fs-relative load, but it marks the whole library
-// STATIC_TLS: its entire TLS block (18.6 KB, most of it the solver's per-thread scratch) must
-// then fit in the static TLS surplus glibc keeps for libraries loaded later (about 1.1 KB by
-// default), so dlopen of libtessel or libtessel_blas (Python ctypes, FlexiBLAS) fails with
-// "cannot allocate memory in static TLS block"; tests/dlopen_test.c checks it does not. TLS
-// descriptors (-mtls-dialect=gnu2) would be as fast for a library linked at startup, but a
-// glibc without the fix for bug 31372 (2.40; Debian 12 has 2.36) may clobber vector
-// registers on the dlopen'ed path.
-constinit thread_local ThreadState *t_thread_state = nullptr;
+// Read with the initial-exec TLS model: one %fs-relative load, where the default model for a
+// shared library calls __tls_get_addr and makes the caller save its arguments around the
+// call (a repeated 4x4x4 call 13.3 -> 11.4 ns, 8x8x8 20.7 -> 19.2). The price: the library
+// is marked STATIC_TLS, so when it is loaded with dlopen (Python's ctypes, FlexiBLAS) its
+// whole thread-local block must fit in the few hundred bytes of static TLS that glibc keeps
+// spare (glibc.rtld.optional_static_tls, 512 by default), or dlopen fails with "cannot
+// allocate memory in static TLS block". Hence every large per-thread object of the library is
+// a ThreadHeap (search/thread_heap.h), and tests/dlopen_test.c checks that the block of each
+// library stays within 256 bytes. TLS descriptors (-mtls-dialect=gnu2) would avoid the
+// marking, but a glibc without the fix for bug 31372 (2.40; Debian 12 has 2.36) may clobber
+// vector registers on their dlopen'ed path.
+[[gnu::tls_model("initial-exec")]] constinit thread_local ThreadState *t_thread_state = nullptr;
 
 namespace {
 

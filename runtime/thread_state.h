@@ -142,8 +142,9 @@ class ThreadState {
 };
 
 // constinit tells other translation units there is no dynamic initialization, so they read
-// the pointer directly instead of calling a TLS wrapper function.
-extern constinit thread_local ThreadState *t_thread_state;
+// the pointer directly instead of calling a TLS wrapper function; initial-exec makes that
+// read one instruction (thread_state.cpp says what it costs).
+[[gnu::tls_model("initial-exec")]] extern constinit thread_local ThreadState *t_thread_state;
 
 inline ThreadState &ThreadState::get() {
   ThreadState *s = t_thread_state;

@@ -7,6 +7,7 @@
 #include "memo.h"
 #include "search_helper.h"
 #include "solver.h"
+#include "thread_heap.h"
 
 namespace tessel {
 namespace {
@@ -364,7 +365,7 @@ bool replay_plan(const PlanRecord &record, const Spec &s, const Target &t, Plan 
   out->nodes.reserve(record.actions.size());
   out->tensors.reserve(record.actions.size() + 3);
   // The thread's tables, kept (kKeptPlanNodes).
-  static thread_local struct Tables {
+  struct Tables {
     std::vector<uint32_t> checked;
     BuiltSubtrees built;
     std::vector<Action> scratch;
@@ -373,7 +374,9 @@ bool replay_plan(const PlanRecord &record, const Spec &s, const Target &t, Plan 
       built.reserve(kKeptPlanNodes);
       built.touch_room();
     }
-  } tables;
+  };
+  static thread_local ThreadHeap<Tables> kept_tables;
+  Tables &tables = kept_tables.get();
   // Specs repeat inside a plan and checking an action enumerates its kind: nodes already
   // checked are found by memo_hash of their spec, in an open-addressing table of node ids
   // (+1; 0 = empty), and compared in full.

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "check.h"
+#include "thread_heap.h"
 
 namespace tessel {
 namespace {
@@ -153,8 +154,8 @@ MemoEntry Solver::solve_within(const Spec &s, uint64_t hash, double target_bound
 
   // Scratch vectors per recursion depth, reused across specs: allocation was a tenth of the
   // solver's time.
-  static thread_local std::array<Scratch, kMaxDepth> scratch_by_depth;
-  Scratch &scratch = scratch_by_depth[depth];
+  static thread_local ThreadHeap<std::array<Scratch, kMaxDepth>> scratch_by_depth;
+  Scratch &scratch = scratch_by_depth.get()[depth];
   std::vector<Action> &actions = scratch.actions;
   actions.clear();
   enumerate_actions(s, target_, actions);

@@ -1,13 +1,18 @@
 /* libtessel.so and libtessel_blas.so loaded with dlopen, as Python's ctypes or FlexiBLAS load
  * them, then called from the loading thread and from a thread started afterwards (whose
- * thread-local storage of the library is then made on first use). An initial-exec
- * thread_local anywhere in a library would make its whole TLS block static, and dlopen would
- * fail with "cannot allocate memory in static TLS block" (runtime/thread_state.cpp).
+ * thread-local storage of the library is then made on first use). Each library reads its
+ * per-thread state with the initial-exec TLS model, so its whole TLS block must fit in the
+ * static TLS glibc keeps spare for libraries loaded later, shared with every other such
+ * library of the process (runtime/thread_state.cpp): each block must stay within
+ * kMaxTlsBytes, well inside glibc's 512 bytes, not merely load here.
  *
  * usage: tessel_dlopen_test path/to/libtessel.so path/to/libtessel_blas.so */
+#define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "tessel/tessel.h"
 
@@ -39,6 +44,30 @@ static int calls_compute(void) {
   return 1;
 }
 
+enum { kMaxTlsBytes = 256 };
+
+struct TlsQuery {
+  const char *name; /* the library's name as the dynamic linker has it */
+  size_t bytes;     /* its PT_TLS segment's size in memory */
+};
+
+static int find_tls(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  struct TlsQuery *q = data;
+  if (strcmp(info->dlpi_name, q->name) != 0) return 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i)
+    if (info->dlpi_phdr[i].p_type == PT_TLS) q->bytes = info->dlpi_phdr[i].p_memsz;
+  return 1;
+}
+
+/* The size of the thread-local block of the loaded library `handle`. */
+static size_t tls_bytes(void *handle) {
+  struct link_map *map = NULL;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map) return (size_t)-1;
+  struct TlsQuery q = {map->l_name, 0};
+  return dl_iterate_phdr(find_tls, &q) ? q.bytes : (size_t)-1;
+}
+
 static void *thread_main(void *ok) {
   *(int *)ok = calls_compute();
   return NULL;
@@ -54,6 +83,17 @@ int main(int argc, char **argv) {
   if (!lib || !blas) {
     fprintf(stderr, "FAIL: dlopen: %s\n", dlerror());
     return 1;
+  }
+  const char *paths[2] = {argv[1], argv[2]};
+  void *handles[2] = {lib, blas};
+  for (int i = 0; i < 2; ++i) {
+    const size_t bytes = tls_bytes(handles[i]);
+    if (bytes > kMaxTlsBytes) {
+      fprintf(stderr, "FAIL: %s has %zu bytes of thread-local storage (at most %d)\n", paths[i],
+              bytes, kMaxTlsBytes);
+      return 1;
+    }
+    printf("%s: %zu bytes of thread-local storage\n", paths[i], bytes);
   }
   *(void **)&tessel_sgemm_ptr = dlsym(lib, "tessel_sgemm");
   *(void **)&cblas_sgemm_ptr = dlsym(blas, "cblas_sgemm");
