@@ -40,6 +40,8 @@ struct EmitRequest {
   const Plan *plan = nullptr;
   int64_t lda = 0, ldb = 0, ldc = 0;
   std::string name;  // for dumps and perf maps
+  // The host's L2 per core: look-ahead that must stay there is sized to it (0: none).
+  int64_t l2_bytes = 0;
 };
 
 // Executable code. The pages are written, then made read+execute; never both at once.

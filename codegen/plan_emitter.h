@@ -86,6 +86,12 @@ class PlanEmitter : public EmitterBase {
   int64_t stream_prefetch(const PlanNode &n, int operand) const;
   // Whether `operand` is read below a stage from main memory.
   bool streamed(const PlanNode &n, int operand) const;
+  // Bytes from a line of `operand` to the same line of the tile that the stage streaming it
+  // from main memory stages next, when that tile is to be read one tile ahead into L2
+  // (look_ahead_fits); 0 otherwise.
+  int64_t stream_next_tile_bytes(const PlanNode &n, int operand) const {
+    return state(n, operand).stream_next_tile_bytes;
+  }
   // Bytes from the tile origin of `operand` to the tile the innermost enclosing loop that
   // moves it visits next; 0 when no loop moves it or this is a loop's remainder tile. On a
   // loop's last iteration the tile lies past the loop's range (only worth a prefetch). Not
@@ -115,6 +121,7 @@ class PlanEmitter : public EmitterBase {
     int64_t linear_rows = 0, linear_cols = 0;
     int64_t row_bytes = 0, col_bytes = 0;
     bool streamed = false;  // read below a stage from main memory (see stream_prefetch)
+    int64_t stream_next_tile_bytes = 0;  // see the accessor
     // From the origin to the tile the innermost loop moving it visits next (0: none).
     int64_t next_tile_bytes = 0;
   };
@@ -165,6 +172,7 @@ class PlanEmitter : public EmitterBase {
   // in the L1 sets of every other operand that starts at the same page offset.
   void plan_c_copy();
   bool copies_c(const PlanNode &n) const;
+  bool look_ahead_fits(const PlanNode &stage) const;
   void emit_c_copy_stage(int id);
   // Copies rows x cols floats from reg_src to reg_dst (strides in elements).
   void copy_rows(int64_t rows, int64_t cols, int64_t src_ld, int64_t dst_ld);

@@ -140,7 +140,7 @@ tessel_status compile(const KernelKey &key, std::shared_ptr<const CompiledKernel
   const auto t1 = Clock::now();
   const std::string name = kernel_name(key);
   std::string error;
-  EmitRequest request{&plan, key.lda, key.ldb, key.ldc, name};
+  EmitRequest request{&plan, key.lda, key.ldb, key.ldc, name, host_target().caches.l2_bytes};
   if (!emit_kernel(request, &kernel->jit, &error))
     return fail(TESSEL_CODEGEN_ERROR, "emitting " + name + ": " + error);
   const auto t2 = Clock::now();

@@ -51,10 +51,13 @@ void emit_fma_broadcast(PlanEmitter &e, const PlanNode &n) {
   if (!e.reserve_temps(cfg.vectors + 1 + (masked ? 1 : 0), "f32_fma_bcast")) return;
   const Vreg bcast = e.temp(cfg.vectors), mask = e.temp(cfg.vectors + 1);
   if (masked) e.load_edge_mask(mask, cfg.edge);
-  const int64_t prefetch = e.stream_prefetch(n, 1);
+  const int64_t prefetch = e.stream_prefetch(n, 1), next_tile = e.stream_next_tile_bytes(n, 1);
   for (int v = 0; v < cfg.vectors; ++v) {
-    // One prefetch per 64 bytes of the B row.
+    // Per 64 bytes of the B row: the line a little ahead into L1, the same line of the next
+    // tile into L2.
     if (prefetch > 0 && v % 2 == 0) e.prefetcht0(e.element(n, 1, 0, int64_t{v} * lanes, prefetch));
+    if (next_tile != 0 && v % 2 == 0)
+      e.prefetcht1(e.element(n, 1, 0, int64_t{v} * lanes, next_tile));
     const Mem src = e.element(n, 1, 0, int64_t{v} * lanes);
     if (cfg.edge && v == cfg.vectors - 1) {
       e.load_edge(e.temp(v), mask, src, cfg.edge);

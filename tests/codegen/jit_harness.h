@@ -207,6 +207,7 @@ inline std::string run_jit_case(Solver &solver, const JitCase &c, std::mt19937_6
   req.ldb = ldb;
   req.ldc = ldc;
   req.name = describe(c);
+  req.l2_bytes = solver.target().caches.l2_bytes;
   std::unique_ptr<JitKernel> jit;
   std::string error;
   if (!emit_kernel(req, &jit, &error)) return "emit failed: " + error + "\n" + format_plan(plan);

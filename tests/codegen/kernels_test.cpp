@@ -337,10 +337,11 @@ TEST_CASE("codegen: packs of many B rows streamed from main memory prefetch and 
 
 namespace {
 
-// For each pack of 32 or more rows of B from L3 or main memory, the bytes from its tile of a
-// row-major B (`ldb`) to the one the innermost loop moving B packs next (0: none).
-void next_pack_tiles(const Plan &plan, int id, int64_t ldb, int64_t next,
-                     std::vector<int64_t> *out) {
+// For each node that `picks`, the bytes from its tile of a row-major B (`ldb`) to the one the
+// innermost loop moving B visits next (0: none).
+template <class Pick>
+void next_b_tiles(const Plan &plan, int id, int64_t ldb, int64_t next, const Pick &picks,
+                  std::vector<int64_t> *out) {
   if (id < 0) return;
   const PlanNode &n = plan.nodes[size_t(id)];
   if (n.kind == NodeKind::Loop) {
@@ -349,19 +350,25 @@ void next_pack_tiles(const Plan &plan, int id, int64_t ldb, int64_t next,
                          : n.dim == b_dims[0] ? 4 * n.step * ldb
                                               : 0;
     if (step != 0) {
-      next_pack_tiles(plan, n.children[0], ldb, step, out);
-      next_pack_tiles(plan, n.children[2], ldb, step, out);
-      next_pack_tiles(plan, n.children[1], ldb, 0, out);  // the remainder is the last tile
+      next_b_tiles(plan, n.children[0], ldb, step, picks, out);
+      next_b_tiles(plan, n.children[2], ldb, step, picks, out);
+      next_b_tiles(plan, n.children[1], ldb, 0, picks, out);  // the remainder is the last tile
       return;
     }
   }
-  if (n.kind == NodeKind::Alloc && n.operand == 1 && n.children[0] >= 0) {
+  if (picks(n)) out->push_back(next);
+  for (int c : n.children) next_b_tiles(plan, c, ldb, next, picks, out);
+}
+
+// Packs of 32 or more rows of B from L3 or main memory.
+void next_pack_tiles(const Plan &plan, int64_t ldb, std::vector<int64_t> *out) {
+  auto big_pack = [&](const PlanNode &n) {
+    if (n.kind != NodeKind::Alloc || n.operand != 1 || n.children[0] < 0) return false;
     const PlanNode &prologue = plan.nodes[size_t(n.children[0])];
-    if (prologue.kind == NodeKind::Kernel && prologue.kernel == KernelId::PackPanels &&
-        prologue.spec.operands[0].level >= Level::L3 && prologue.spec.dims[0] >= 32)
-      out->push_back(next);
-  }
-  for (int c : n.children) next_pack_tiles(plan, c, ldb, next, out);
+    return prologue.kind == NodeKind::Kernel && prologue.kernel == KernelId::PackPanels &&
+           prologue.spec.operands[0].level >= Level::L3 && prologue.spec.dims[0] >= 32;
+  };
+  next_b_tiles(plan, plan.root, ldb, 0, big_pack, out);
 }
 
 // Whether `code` holds prefetcht1 [base + disp] (0f 18 /2, no index register).
@@ -396,7 +403,7 @@ TEST_CASE("codegen: packs of B from L3 prefetch the tile their loop packs next, 
       CHECK_MESSAGE(r.empty(), r);
       const int64_t ldb = 1540;
       std::vector<int64_t> next;
-      next_pack_tiles(plan, plan.root, ldb, 0, &next);
+      next_pack_tiles(plan, ldb, &next);
       std::unique_ptr<JitKernel> jit;
       std::string error;
       REQUIRE(emit_kernel({&plan, 512, ldb, 1536, "next pack"}, &jit, &error));
@@ -407,6 +414,45 @@ TEST_CASE("codegen: packs of B from L3 prefetch the tile their loop packs next, 
         }
     }
   CHECK(checked >= 6);
+}
+
+TEST_CASE(
+    "codegen: tiles of B streamed from main memory read the next tile into L2 when both fit") {
+  // GEMVs and a 2-row product against a B beyond L3 (2 MiB here, so that B stays small):
+  // B's rows are staged a few at a time from main memory. When that tile, the next one and
+  // C's tile fit in half of L2, each line read also prefetches the same line of the next
+  // tile; rows of 16384 floats make tiles too big for that. Exact either way.
+  const Target target = avx2_target(HostCaches{48 * 1024, 1024 * 1024, 2 * 1024 * 1024});
+  InMemoryMemo base;
+  Solver solver(target, base);
+  std::mt19937_64 rng(63);
+  int looked_ahead = 0, too_big = 0;
+  for (int64_t m : {1, 2})
+    for (int64_t n : {2048, 3001, 16384}) {
+      const int64_t k = n == 16384 ? 64 : 512;
+      const test::JitCase c{m, n, k, false, false, m == 2, 1, 0.5f, 0, false};
+      Plan plan;
+      const std::string r = test::run_jit_case(solver, c, rng, &plan);
+      CHECK_MESSAGE(r.empty(), r);
+      const int64_t ldb = n + 4;
+      auto streamed_b = [&](const PlanNode &s) {
+        return s.kind == NodeKind::Stage && s.operand == 1 && s.spec.b().level == Level::GL;
+      };
+      std::vector<int64_t> next;
+      next_b_tiles(plan, plan.root, ldb, 0, streamed_b, &next);
+      std::unique_ptr<JitKernel> jit;
+      std::string error;
+      REQUIRE(emit_kernel({&plan, k, ldb, n, "look ahead", target.caches.l2_bytes}, &jit, &error));
+      for (int64_t bytes : next) {
+        if (bytes == 0) continue;
+        const bool fits = n < 16384;
+        CHECK_MESSAGE(has_prefetcht1(jit->code(), jit->code_size(), bytes) == fits,
+                      format_plan(plan));
+        ++(fits ? looked_ahead : too_big);
+      }
+    }
+  CHECK(looked_ahead >= 4);
+  CHECK(too_big >= 2);
 }
 
 }  // namespace tessel
