@@ -416,43 +416,50 @@ TEST_CASE("codegen: packs of B from L3 prefetch the tile their loop packs next, 
   CHECK(checked >= 6);
 }
 
-TEST_CASE(
-    "codegen: tiles of B streamed from main memory read the next tile into L2 when both fit") {
-  // GEMVs and a 2-row product against a B beyond L3 (2 MiB here, so that B stays small):
-  // B's rows are staged a few at a time from main memory. When that tile, the next one and
-  // C's tile fit in half of L2, each line read also prefetches the same line of the next
-  // tile; rows of 16384 floats make tiles too big for that. Exact either way.
-  const Target target = avx2_target(HostCaches{48 * 1024, 1024 * 1024, 2 * 1024 * 1024});
+TEST_CASE("codegen: tiles of B streamed from main memory read the next tile into L2 if both fit") {
+  // GEMVs and 2- and 8-row products against a B beyond L3 (a Zen 4 core's L1 and L2, L3 2
+  // MiB so that B stays small): B's rows are staged a few at a time from main memory and read
+  // by the FMAs (1 and 2 rows) or packed (8 rows over 4096 columns). When a staged tile and
+  // the next fit in half of L2, each line read or packed also prefetches the same line of the
+  // next tile; rows of 16384 floats make tiles too big for that. Exact either way.
+  const Target target = avx2_target(HostCaches{32 * 1024, 1024 * 1024, 2 * 1024 * 1024});
   InMemoryMemo base;
   Solver solver(target, base);
   std::mt19937_64 rng(63);
-  int looked_ahead = 0, too_big = 0;
-  for (int64_t m : {1, 2})
-    for (int64_t n : {2048, 3001, 16384}) {
-      const int64_t k = n == 16384 ? 64 : 512;
+  int looked_ahead = 0, too_big = 0, packed = 0;
+  for (int64_t m : {1, 2, 8})
+    for (int64_t n : {2048, 3001, 4096, 16384}) {
+      const int64_t k = n == 16384 ? 64 : m == 8 && n == 4096 ? 2048 : 512;
       const test::JitCase c{m, n, k, false, false, m == 2, 1, 0.5f, 0, false};
       Plan plan;
       const std::string r = test::run_jit_case(solver, c, rng, &plan);
       CHECK_MESSAGE(r.empty(), r);
+      if (m == 8) packed += streamed_pack_rows(plan, plan.root, false) > 0;
       const int64_t ldb = n + 4;
-      auto streamed_b = [&](const PlanNode &s) {
-        return s.kind == NodeKind::Stage && s.operand == 1 && s.spec.b().level == Level::GL;
+      auto streamed_b = [&](const PlanNode &s, bool fitting) {
+        const int64_t tile = s.spec.rows(1) * s.spec.cols(1) * 4;
+        return s.kind == NodeKind::Stage && s.operand == 1 && s.spec.b().level == Level::GL &&
+               (2 * tile <= target.caches.l2_bytes / 2) == fitting;
       };
-      std::vector<int64_t> next;
-      next_b_tiles(plan, plan.root, ldb, 0, streamed_b, &next);
       std::unique_ptr<JitKernel> jit;
       std::string error;
       REQUIRE(emit_kernel({&plan, k, ldb, n, "look ahead", target.caches.l2_bytes}, &jit, &error));
-      for (int64_t bytes : next) {
-        if (bytes == 0) continue;
-        const bool fits = n < 16384;
-        CHECK_MESSAGE(has_prefetcht1(jit->code(), jit->code_size(), bytes) == fits,
-                      format_plan(plan));
-        ++(fits ? looked_ahead : too_big);
+      for (bool fitting : {true, false}) {
+        std::vector<int64_t> next;
+        next_b_tiles(
+            plan, plan.root, ldb, 0, [&](const PlanNode &s) { return streamed_b(s, fitting); },
+            &next);
+        for (int64_t bytes : next) {
+          if (bytes == 0) continue;
+          CHECK_MESSAGE(has_prefetcht1(jit->code(), jit->code_size(), bytes) == fitting,
+                        format_plan(plan));
+          ++(fitting ? looked_ahead : too_big);
+        }
       }
     }
-  CHECK(looked_ahead >= 4);
+  CHECK(looked_ahead >= 6);
   CHECK(too_big >= 2);
+  CHECK(packed >= 2);
 }
 
 }  // namespace tessel
