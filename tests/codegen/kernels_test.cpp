@@ -421,7 +421,8 @@ TEST_CASE("codegen: tiles of B streamed from main memory read the next tile into
   // MiB so that B stays small): B's rows are staged a few at a time from main memory and read
   // by the FMAs (1 and 2 rows) or packed (8 rows over 4096 columns). When a staged tile and
   // the next fit in half of L2, each line read or packed also prefetches the same line of the
-  // next tile; rows of 16384 floats make tiles too big for that. Exact either way.
+  // next tile (and a pack, again three quarters of a tile on); rows of 16384 floats make
+  // tiles too big for that. Exact either way.
   const Target target = avx2_target(HostCaches{32 * 1024, 1024 * 1024, 2 * 1024 * 1024});
   InMemoryMemo base;
   Solver solver(target, base);
@@ -434,7 +435,8 @@ TEST_CASE("codegen: tiles of B streamed from main memory read the next tile into
       Plan plan;
       const std::string r = test::run_jit_case(solver, c, rng, &plan);
       CHECK_MESSAGE(r.empty(), r);
-      if (m == 8) packed += streamed_pack_rows(plan, plan.root, false) > 0;
+      const bool packs = streamed_pack_rows(plan, plan.root, false) > 0;
+      packed += m == 8 && packs;
       const int64_t ldb = n + 4;
       auto streamed_b = [&](const PlanNode &s, bool fitting) {
         const int64_t tile = s.spec.rows(1) * s.spec.cols(1) * 4;
@@ -453,6 +455,9 @@ TEST_CASE("codegen: tiles of B streamed from main memory read the next tile into
           if (bytes == 0) continue;
           CHECK_MESSAGE(has_prefetcht1(jit->code(), jit->code_size(), bytes) == fitting,
                         format_plan(plan));
+          const int64_t rows = bytes / (4 * ldb);
+          if (packs && fitting)
+            CHECK(has_prefetcht1(jit->code(), jit->code_size(), rows * 3 / 4 * 4 * ldb));
           ++(fitting ? looked_ahead : too_big);
         }
       }
