@@ -10,7 +10,7 @@ namespace tessel::runtime {
 
 // Read with the initial-exec TLS model: one %fs-relative load, where the default model for a
 // shared library calls __tls_get_addr and makes the caller save its arguments around the
-// call (a repeated 4x4x4 call 13.3 -> 11.4 ns, 8x8x8 20.7 -> 19.2). The price: the library
+// call (a repeated 4x4x4 call 13.3 -> 11.5 ns, 8x8x8 20.7 -> 19). The price: the library
 // is marked STATIC_TLS, so when it is loaded with dlopen (Python's ctypes, FlexiBLAS) its
 // whole thread-local block must fit in the few hundred bytes of static TLS that glibc keeps
 // spare (glibc.rtld.optional_static_tls, 512 by default), or dlopen fails with "cannot
