@@ -55,9 +55,10 @@ void emit_fma_broadcast(PlanEmitter &e, const PlanNode &n) {
   for (int v = 0; v < cfg.vectors; ++v) {
     // Per 64 bytes of the B row: the line a little ahead into L1, the same line of the next
     // tile into L2.
-    if (prefetch > 0 && v % 2 == 0) e.prefetcht0(e.element(n, 1, 0, int64_t{v} * lanes, prefetch));
-    if (next_tile != 0 && v % 2 == 0)
-      e.prefetcht1(e.element(n, 1, 0, int64_t{v} * lanes, next_tile));
+    if (v % 2 == 0) {
+      if (prefetch > 0) e.prefetcht0(e.element(n, 1, 0, int64_t{v} * lanes, prefetch));
+      if (next_tile != 0) e.prefetcht1(e.element(n, 1, 0, int64_t{v} * lanes, next_tile));
+    }
     const Mem src = e.element(n, 1, 0, int64_t{v} * lanes);
     if (cfg.edge && v == cfg.vectors - 1) {
       e.load_edge(e.temp(v), mask, src, cfg.edge);
