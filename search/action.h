@@ -20,7 +20,7 @@
 
 namespace tessel {
 
-constexpr int kActionOrderVersion = 12;
+constexpr int kActionOrderVersion = 13;
 
 enum class ActionKind : uint8_t {
   Serial,          // run a threads > 1 spec on one thread

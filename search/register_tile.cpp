@@ -7,14 +7,16 @@ namespace tessel {
 
 void enumerate_register_tiles(const Spec &s, const Target &t, std::vector<Action> &out) {
   if (!s.is_matmul() || s.c().layout.is_register()) return;
-  // The multiply kernels read A and B from L1; operands are staged before the register tile
-  // is formed (see stage.cpp), so a register tile over operands elsewhere could never finish.
-  if (s.a().level != Level::L1 || s.b().level != Level::L1) return;
+  // The multiply kernels read A and B from L1, or stream them from L2 (Target::kernels_read);
+  // other operands are staged before the register tile is formed (see stage.cpp), so a
+  // register tile over them could never finish. Dot tiles read L1 only.
+  if (!t.kernels_read(0, s.a()) || !t.kernels_read(1, s.b())) return;
+  const bool in_l1 = s.a().level == Level::L1 && s.b().level == Level::L1;
   // Dot tiles need k contiguous in both A and B: otherwise their kernel would be fed one k
   // at a time and a broadcast tile does the same work better.
   const bool k_contiguous = s.a().layout.contiguous_axis1(2) && s.b().layout.contiguous_axis0(2);
   for (Layout l : {vec_rows(), vec_dot()}) {
-    if (l.kind == LayoutKind::VecDot && !k_contiguous) continue;
+    if (l.kind == LayoutKind::VecDot && (!k_contiguous || !in_l1)) continue;
     if (t.register_count(l, s.dims[0], s.dims[1]) <= static_cast<int>(s.limits.vregs))
       out.push_back({ActionKind::RegisterTile, static_cast<uint8_t>(l.kind), 0, 0});
   }

@@ -281,9 +281,14 @@ double Target::lower_bound(const Spec &s) const {
     const TensorSpec &t = s.operands[i];
     if (t.layout.is_register() || t.level == Level::L1) continue;
     // C is read for ownership and written back once at least (see StoreRows); A and B are
-    // read once at least, of which staging may hide a share behind the FMAs (stage.cpp).
-    bound += (i == 2 ? 2 : 1 - coef.staged_read_hidden) * lines(t, s.rows(i), s.cols(i)) *
-             coef.line_cycles[static_cast<int>(t.level)];
+    // read once at least, of which staging may hide a share behind the FMAs (stage.cpp), or
+    // the kernels read each of their bytes from L2 once at least.
+    double read = (i == 2 ? 2 : 1 - coef.staged_read_hidden) * lines(t, s.rows(i), s.cols(i)) *
+                  coef.line_cycles[static_cast<int>(t.level)];
+    if (i < 2 && kernels_read(i, t))
+      read = std::min(
+          read, static_cast<double>(s.rows(i) * s.cols(i)) * 4 / 64 * coef.l2_stream_line_cycles);
+    bound += read;
   }
   return bound;
 }
@@ -305,7 +310,29 @@ bool user_layout(const Layout &l) {
   return l.kind == LayoutKind::RowMajor || l.kind == LayoutKind::ColMajor;
 }
 
+// Lines one k step of a broadcast tile reads straight from L2: an element of each row of A (a
+// row of A's panel), and the panels of B it spans, a row of each.
+double l2_stream_lines(const Spec &s) {
+  constexpr double kElem = 4.0 / 64;
+  double lines = 0;
+  if (s.a().level == Level::L2)
+    lines += kElem * (s.a().layout.kind == LayoutKind::PanelRows ? s.a().layout.strip : s.dims[0]);
+  if (s.b().level == Level::L2) {
+    const int64_t strip = s.b().layout.strip;
+    lines += kElem * static_cast<double>((s.dims[1] + strip - 1) / strip * strip);
+  }
+  return lines;
+}
+
 }  // namespace
+
+bool Target::kernels_read(int operand, const TensorSpec &t) const {
+  if (t.level == Level::L1) return true;
+  if (t.level != Level::L2) return false;
+  return operand == 0
+             ? t.layout.kind == LayoutKind::RowMajor || t.layout.kind == LayoutKind::PanelRows
+             : t.layout.kind == LayoutKind::PanelCols;
+}
 
 bool Target::kernel_applies(KernelId k, const Spec &s) const {
   if (s.dtype != Dtype::F32) return false;
@@ -315,8 +342,8 @@ bool Target::kernel_applies(KernelId k, const Spec &s) const {
     case KernelId::FmaBroadcast:
       // A single column is FmaScalar's: the same FMAs without a broadcast for each.
       shape_ok = s.op == Op::MatmulAccum && kk == 1 && n > 1 &&
-                 s.c().layout.kind == LayoutKind::VecRows && s.a().level == Level::L1 &&
-                 s.b().level == Level::L1 && vector_rows(s.b().layout, n, lanes);
+                 s.c().layout.kind == LayoutKind::VecRows && kernels_read(0, s.a()) &&
+                 kernels_read(1, s.b()) && vector_rows(s.b().layout, n, lanes);
       break;
     case KernelId::FmaScalar:
       shape_ok = s.op == Op::MatmulAccum && kk == 1 && n == 1 &&
@@ -408,7 +435,7 @@ double Target::kernel_cost(KernelId k, const Spec &s) const {
       // Throughput of m*nv FMAs, or the FMA latency chain when there are too few
       // accumulators to hide it, or the load ports (m broadcasts + nv B loads).
       return std::max({m * nv / c.fma_per_cycle, c.fma_latency, (m + nv) / c.loads_per_cycle}) +
-             (ragged ? c.masked_extra : 0);
+             (ragged ? c.masked_extra : 0) + l2_stream_lines(s) * c.l2_stream_line_cycles;
     case KernelId::FmaScalar:
       return std::max({m / c.fma_per_cycle, c.fma_latency, (m + 1) / c.loads_per_cycle});
     case KernelId::FmaDot:

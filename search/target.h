@@ -87,6 +87,17 @@ struct CostCoefficients {
   // +16% on 1 and 2 threads (it stages B unpacked instead of packing it), 129^3 on two
   // threads +10%, 128^3 and 64^3 on two +2%, 1000^3 and the GEMVs unchanged; 0.75 hid no more.
   double staged_read_hidden = 0.5;
+  // Cycles per 64-byte line a register tile reads straight from L2 (Target::kernels_read)
+  // beyond what its FMAs hide. A 6x16 tile reads 88 bytes per k step of 6 cycles, far less
+  // than L2 delivers, in a few sequential streams the prefetchers follow, so the FMAs hide
+  // most of it; what remains makes a tile of A reused from L1 worth staging. Before kernels could
+  // read L2, a register tile needed its panel of B in L1, so k was split to 256 (16 KiB of a
+  // 16-wide panel) and C read and written four times at 1024^3; now the tiles run the whole k.
+  // Paired (perf/ab_builds, one thread, three runs) against the L1-only kernels: 1024^3 and
+  // 1000^3 +1.3 to +2.5%, 512^3 +1.6 to +2.7%, 128x768x768 +1 to +2.8%, 32x768x3072 +1.5 to
+  // +2.4%, 512x768x3072 -0.8 to +2.3%; no other benchmark shape moved. At 0 the search
+  // stopped staging A in L1 at all (as fast here); at 0.5 it split k again.
+  double l2_stream_line_cycles = 0.25;
   // oneTBB parallel_for dispatch and join. perf/fork_join, back-to-back calls: 0.6-1.1 us
   // beyond the work on the 2-core Zen 5 machines (2800-4500 cycles at 4.2 GHz), 0.8-1.4 us on
   // a Zen 3 VM (2500-4400 cycles at 3.15 GHz). At 6000 the search kept 64^3 on one thread;
@@ -141,6 +152,11 @@ struct Target {
   TileSizes tile_sizes(int64_t extent, bool output_dim = true) const;
 
   // The kernel catalogue interface.
+  // Whether the multiply kernels read `operand` (0: A, 1: B) where `t` says it lives: from
+  // L1, or streamed from L2 when each k step reads on where the last one stopped (A's rows or
+  // panels, B's column panels). B's rows are a stride apart at every k step: read from L2
+  // they ran at half speed (1024^3: 50 GFLOP/s), so B in rows is staged into L1 first.
+  bool kernels_read(int operand, const TensorSpec &t) const;
   bool kernel_applies(KernelId k, const Spec &s) const;
   int kernel_registers(KernelId k, const Spec &s) const;
   double kernel_cost(KernelId k, const Spec &s) const;

@@ -152,15 +152,16 @@ TEST_CASE("operands fit the caches when at each level those at or inside it fit 
 }
 
 TEST_CASE(
-    "cache blocks of rows are no finer than min_blocking_tile but for A panels under B in L1") {
+    "cache blocks of rows are no finer than min_blocking_tile but for A panels under B the "
+    "kernels read") {
   const Target t = avx2_target(HostCaches{});
   // C (96 x 16) += A (96 x 256) * B (256 x 16), B packed in panels of 16 columns.
   const Spec s =
       accumulate_spec(t, 96, 16, 256, {Level::L2, row_major()},
                       {Level::L2, Layout{LayoutKind::PanelCols, 16}}, {Level::L3, row_major()});
-  auto row_tiles = [&](Level b_level) {
+  auto row_tiles = [&](TensorSpec b) {
     Spec v = s;
-    v.operands[1].level = b_level;
+    v.operands[1] = b;
     std::vector<Action> out;
     enumerate_tiles(canonical(v), t, out);
     std::vector<int32_t> rows;
@@ -168,14 +169,17 @@ TEST_CASE(
       if (a.a == 0) rows.push_back(a.size);
     return rows;
   };
-  const std::vector<int32_t> from_l2 = row_tiles(Level::L2), under_b = row_tiles(Level::L1);
-  REQUIRE(!from_l2.empty());
-  for (int32_t size : from_l2) CHECK(size >= t.min_blocking_tile);
-  // Under B in L1: the same blocks, and one A panel's height besides.
-  std::vector<int32_t> want = from_l2;
+  // B in L3, or in rows in L2 (which the kernels read from L1 only): cache blocks alone.
+  const std::vector<int32_t> far = row_tiles({Level::L3, Layout{LayoutKind::PanelCols, 16}});
+  REQUIRE(!far.empty());
+  for (int32_t size : far) CHECK(size >= t.min_blocking_tile);
+  CHECK(row_tiles({Level::L2, row_major()}) == far);
+  // Under B in L1, or its panels in L2: the same blocks, and one A panel's height besides.
+  std::vector<int32_t> want = far;
   want.insert(want.begin(), t.panel_row_strips.front());
-  CHECK(under_b == want);
-  // With A in L1 too, tiles only lead to register tiles: any height up to the registers.
+  CHECK(row_tiles({Level::L1, Layout{LayoutKind::PanelCols, 16}}) == want);
+  CHECK(row_tiles({Level::L2, Layout{LayoutKind::PanelCols, 16}}) == want);
+  // With A and B in L1, tiles only lead to register tiles: any height up to the registers.
   Spec both = s;
   both.operands[0].level = both.operands[1].level = Level::L1;
   std::vector<Action> out;

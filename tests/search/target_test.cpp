@@ -206,6 +206,56 @@ TEST_CASE("a few rows of A over B in main memory read at most 16 of B's rows at 
   }
 }
 
+TEST_CASE("broadcast kernels read A's rows and B's panels from L2, B's rows from L1 only") {
+  const Target t = avx2_target(HostCaches{});
+  // One k step of a 6x16 register tile.
+  auto step = [&](TensorSpec a, TensorSpec b) {
+    Spec s;
+    s.op = Op::MatmulAccum;
+    s.dims = {6, 16, 1};
+    s.operands = {a, b, {Level::VRF, vec_rows()}};
+    s.limits = t.limits();
+    return s;
+  };
+  const TensorSpec b_panels{Level::L2, panel_cols(16)}, b_rows{Level::L2, row_major()};
+  const TensorSpec a_l1{Level::L1, row_major()};
+  CHECK(t.kernel_applies(KernelId::FmaBroadcast, step({Level::L2, row_major()}, b_panels)));
+  CHECK(t.kernel_applies(KernelId::FmaBroadcast, step({Level::L2, panel_rows(6)}, b_panels)));
+  CHECK(t.kernel_applies(KernelId::FmaBroadcast, step(a_l1, {Level::L1, row_major()})));
+  // Strided at every k step: B's rows, A's columns. Nor from L3.
+  CHECK_FALSE(t.kernel_applies(KernelId::FmaBroadcast, step(a_l1, b_rows)));
+  CHECK_FALSE(t.kernel_applies(KernelId::FmaBroadcast, step({Level::L2, col_major()}, b_panels)));
+  CHECK_FALSE(t.kernel_applies(KernelId::FmaBroadcast, step(a_l1, {Level::L3, panel_cols(16)})));
+  // Streaming from L2 costs its lines beyond what L1 costs: a row of B's panel and 6 floats
+  // of A per step.
+  const double in_l1 =
+      t.kernel_cost(KernelId::FmaBroadcast, step(a_l1, {Level::L1, panel_cols(16)}));
+  CHECK(t.kernel_cost(KernelId::FmaBroadcast, step({Level::L2, row_major()}, b_panels)) ==
+        doctest::Approx(in_l1 + (1 + 6.0 / 16) * t.coef.l2_stream_line_cycles));
+}
+
+TEST_CASE("register tiles under B's panels in L2 run a reduction deeper than L1 holds") {
+  // A 16-column panel of B 1024 deep is 64 KiB, twice Zen 4's L1: kernels that read B from
+  // L1 only split k, and stored C four times.
+  const Target t = avx2_target(HostCaches{32 * 1024, 1024 * 1024, 32 * 1024 * 1024});
+  InMemoryMemo memo;
+  Solver solver(t, memo);
+  Plan plan;
+  REQUIRE(
+      build_plan(solver, matmul_spec(384, 512, 1024, false, false, false, 1, t.limits()), &plan));
+  int tiles = 0;
+  for (const PlanNode &node : plan.nodes) {
+    CHECK_FALSE((node.kind == NodeKind::Loop && node.dim == 2 && node.spec.dims[0] > 1 &&
+                 !node.spec.c().layout.is_register()));
+    if (node.kind == NodeKind::Alloc && node.spec.op == Op::Matmul &&
+        plan.tensors[static_cast<size_t>(node.new_tensor)].role == PlanTensor::Role::Registers) {
+      CHECK(node.spec.dims[2] == 1024);
+      ++tiles;
+    }
+  }
+  CHECK(tiles > 0);
+}
+
 TEST_CASE("a tile's footprint is its lines rounded up to whole lines") {
   const Target t = avx2_target(HostCaches{});
   std::mt19937_64 rng(23);
