@@ -89,6 +89,11 @@ bool PlanEmitter::streamed(const PlanNode &n, int operand) const {
   return state(n, operand).streamed;
 }
 
+bool PlanEmitter::from_far(const PlanNode &n, int operand) const {
+  return n.spec.operands[static_cast<size_t>(operand)].level >= Level::L3 ||
+         state(n, operand).staged_from_far;
+}
+
 bool PlanEmitter::reserve_temps(int count, const char *kernel) {
   if (tile_registers_ + count <= kVectorRegisters) return true;
   fail(std::string("codegen: ") + kernel + " needs " + std::to_string(tile_registers_ + count) +
@@ -345,10 +350,11 @@ void PlanEmitter::emit_node(int id) {
         emit_c_copy_stage(id);
         return;
       }
-      // Cache staging copies nothing; a tile staged from main memory is prefetched ahead.
+      // Cache staging copies nothing; a tile staged from main memory is prefetched ahead, and
+      // packs below a stage from L3 prefetch their source as from L3.
       TensorState *st = nullptr;
       if (n.operand >= 0 && n.operand < n.spec.operand_count() &&
-          n.spec.operands[static_cast<size_t>(n.operand)].level == Level::GL) {
+          n.spec.operands[static_cast<size_t>(n.operand)].level >= Level::L3) {
         const int tid = n.tensors[static_cast<size_t>(n.operand)];
         if (tid >= 0 && static_cast<size_t>(tid) < tensors_.size())
           st = &tensors_[static_cast<size_t>(tid)];
@@ -358,9 +364,13 @@ void PlanEmitter::emit_node(int id) {
         return;
       }
       const TensorState outer = *st;
-      st->streamed = true;
-      st->stream_next_tile_bytes = look_ahead_fits(n) ? st->next_tile_bytes : 0;
+      st->staged_from_far = true;
+      if (n.spec.operands[static_cast<size_t>(n.operand)].level == Level::GL) {
+        st->streamed = true;
+        st->stream_next_tile_bytes = look_ahead_fits(n) ? st->next_tile_bytes : 0;
+      }
       if (n.children[0] >= 0) emit_node(n.children[0]);
+      st->staged_from_far = outer.staged_from_far;
       st->streamed = outer.streamed;
       st->stream_next_tile_bytes = outer.stream_next_tile_bytes;
       return;
@@ -874,6 +884,7 @@ bool PlanEmitter::same_input(const TensorState &a, const TensorState &b) {
   return a.live == b.live && a.reg.getIdx() == b.reg.getIdx() && a.ld == b.ld &&
          a.layout == b.layout && a.linear_rows == b.linear_rows && a.linear_cols == b.linear_cols &&
          a.row_bytes == b.row_bytes && a.col_bytes == b.col_bytes && a.streamed == b.streamed &&
+         a.staged_from_far == b.staged_from_far &&
          a.stream_next_tile_bytes == b.stream_next_tile_bytes;
 }
 

@@ -86,6 +86,9 @@ class PlanEmitter : public EmitterBase {
   int64_t stream_prefetch(const PlanNode &n, int operand) const;
   // Whether `operand` is read below a stage from main memory.
   bool streamed(const PlanNode &n, int operand) const;
+  // Whether `operand`'s lines come from L3 or main memory: it lives there, or is read below a
+  // stage from there (staging copies nothing).
+  bool from_far(const PlanNode &n, int operand) const;
   // Bytes from a line of `operand` to the same line of the tile that the stage streaming it
   // from main memory stages next, when that tile is to be read one tile ahead into L2
   // (look_ahead_fits); 0 otherwise.
@@ -120,7 +123,8 @@ class PlanEmitter : public EmitterBase {
     // no element_offset() call (and its two divisions).
     int64_t linear_rows = 0, linear_cols = 0;
     int64_t row_bytes = 0, col_bytes = 0;
-    bool streamed = false;  // read below a stage from main memory (see stream_prefetch)
+    bool streamed = false;         // read below a stage from main memory (see stream_prefetch)
+    bool staged_from_far = false;  // read below a stage from L3 or main memory
     int64_t stream_next_tile_bytes = 0;  // see the accessor
     // From the origin to the tile the innermost loop moving it visits next (0: none).
     int64_t next_tile_bytes = 0;

@@ -190,8 +190,9 @@ void emit_pack_panels(PlanEmitter &e, const PlanNode &n) {
   // ahead instead of 512 bytes did as well on 32 rows but 0.95 on 64 rows of 4 KiB.
   if (cfg.contiguous && e.streamed(n, 0) && cfg.q_extent >= kPrefetchedPackRows)
     cfg.prefetch = kPackPrefetchBytes;
-  // From L3 or main memory the rows' misses are latency-bound too: a few rows on, and the
-  // next tile (which then arrives while this one is multiplied), are fetched into L2.
+  // From L3 or main memory (where the source lives, or a stage above the pack read it from)
+  // the rows' misses are latency-bound too: a few rows on, and the next tile (which then
+  // arrives while this one is multiplied), are fetched into L2.
   // Paired, one thread (perf/ab_builds, 201 rounds): 32x768x3072 +4.2%, 64x768x3072 +2.7%,
   // 16x1024x4096 +10.7%, 128x768x768, 8x4096x4096, 512x768x3072, 256^3, 1000^3, 1024^3 and
   // 1x4096x4096 within 1%; with B cycled through four copies (out of L3; median of 400
@@ -199,8 +200,7 @@ void emit_pack_panels(PlanEmitter &e, const PlanNode &n) {
   // 128x768x768 (sixteen copies) 99 -> 103. prefetcht0 instead took 32x768x3072 to 69-70.
   // Packs inside a register tile (a shared subroutine: see next_tile_bytes) take no next
   // tile.
-  if (cfg.contiguous && n.spec.operands[0].level >= Level::L3 &&
-      cfg.q_extent >= kPrefetchedPackRows) {
+  if (cfg.contiguous && e.from_far(n, 0) && cfg.q_extent >= kPrefetchedPackRows) {
     cfg.l2_ahead[0] = kL2AheadRows * cfg.src_q;
     if (e.tile_registers() == 0) cfg.l2_ahead[1] = e.next_tile_bytes(n, 0);
   }

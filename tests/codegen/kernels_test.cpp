@@ -337,11 +337,12 @@ TEST_CASE("codegen: packs of many B rows streamed from main memory prefetch and 
 
 namespace {
 
-// For each node that `picks`, the bytes from its tile of a row-major B (`ldb`) to the one the
-// innermost loop moving B visits next (0: none).
+// For each node that `picks` (given whether a stage above it read B from L3 or beyond), the
+// bytes from its tile of a row-major B (`ldb`) to the one the innermost loop moving B visits
+// next (0: none).
 template <class Pick>
 void next_b_tiles(const Plan &plan, int id, int64_t ldb, int64_t next, const Pick &picks,
-                  std::vector<int64_t> *out) {
+                  std::vector<int64_t> *out, bool staged_far = false) {
   if (id < 0) return;
   const PlanNode &n = plan.nodes[size_t(id)];
   if (n.kind == NodeKind::Loop) {
@@ -350,23 +351,27 @@ void next_b_tiles(const Plan &plan, int id, int64_t ldb, int64_t next, const Pic
                          : n.dim == b_dims[0] ? 4 * n.step * ldb
                                               : 0;
     if (step != 0) {
-      next_b_tiles(plan, n.children[0], ldb, step, picks, out);
-      next_b_tiles(plan, n.children[2], ldb, step, picks, out);
-      next_b_tiles(plan, n.children[1], ldb, 0, picks, out);  // the remainder is the last tile
+      next_b_tiles(plan, n.children[0], ldb, step, picks, out, staged_far);
+      next_b_tiles(plan, n.children[2], ldb, step, picks, out, staged_far);
+      // the remainder is the last tile
+      next_b_tiles(plan, n.children[1], ldb, 0, picks, out, staged_far);
       return;
     }
   }
-  if (picks(n)) out->push_back(next);
-  for (int c : n.children) next_b_tiles(plan, c, ldb, next, picks, out);
+  if (picks(n, staged_far)) out->push_back(next);
+  staged_far |= n.kind == NodeKind::Stage && n.operand == 1 && n.spec.b().level >= Level::L3;
+  for (int c : n.children) next_b_tiles(plan, c, ldb, next, picks, out, staged_far);
 }
 
-// Packs of 32 or more rows of B from L3 or main memory.
-void next_pack_tiles(const Plan &plan, int64_t ldb, std::vector<int64_t> *out) {
-  auto big_pack = [&](const PlanNode &n) {
+// Packs of 32 or more rows of B from L3 or main memory, where B lives or a stage read it from.
+void next_pack_tiles(const Plan &plan, int64_t ldb, std::vector<int64_t> *out,
+                     bool only_staged = false) {
+  auto big_pack = [&](const PlanNode &n, bool staged_far) {
     if (n.kind != NodeKind::Alloc || n.operand != 1 || n.children[0] < 0) return false;
     const PlanNode &prologue = plan.nodes[size_t(n.children[0])];
+    const bool far = prologue.spec.operands[0].level >= Level::L3;
     return prologue.kind == NodeKind::Kernel && prologue.kernel == KernelId::PackPanels &&
-           prologue.spec.operands[0].level >= Level::L3 && prologue.spec.dims[0] >= 32;
+           (only_staged ? !far && staged_far : far || staged_far) && prologue.spec.dims[0] >= 32;
   };
   next_b_tiles(plan, plan.root, ldb, 0, big_pack, out);
 }
@@ -416,6 +421,35 @@ TEST_CASE("codegen: packs of B from L3 prefetch the tile their loop packs next, 
   CHECK(checked >= 6);
 }
 
+TEST_CASE("codegen: packs below a stage of B from L3 prefetch as packs from L3 do") {
+  // Many rows of A over B in L3: B is staged into L2 a block of columns at a time, all of k,
+  // and packed there. Staging copies nothing, so the pack still reads L3: it fetches the next
+  // block into L2 as it goes. A Zen 4 core's caches, whatever the host.
+  const Target target = avx2_target(HostCaches{32 * 1024, 1024 * 1024, 32 * 1024 * 1024});
+  InMemoryMemo base;
+  Solver solver(target, base);
+  std::mt19937_64 rng(63);
+  int checked = 0;
+  for (int64_t k : {512, 515}) {
+    const test::JitCase c{384, 512, k, false, false, false, 1, 0.5f, 0, false};
+    Plan plan;
+    const std::string r = test::run_jit_case(solver, c, rng, &plan);
+    CHECK_MESSAGE(r.empty(), r);
+    const int64_t ldb = 516;
+    std::vector<int64_t> next;
+    next_pack_tiles(plan, ldb, &next, /*only_staged=*/true);
+    std::unique_ptr<JitKernel> jit;
+    std::string error;
+    REQUIRE(emit_kernel({&plan, k, ldb, 512, "staged pack"}, &jit, &error));
+    for (int64_t bytes : next)
+      if (bytes != 0) {
+        CHECK_MESSAGE(has_prefetcht1(jit->code(), jit->code_size(), bytes), format_plan(plan));
+        ++checked;
+      }
+  }
+  CHECK(checked >= 2);
+}
+
 TEST_CASE("codegen: tiles of B streamed from main memory read the next tile into L2 if both fit") {
   // GEMVs and 2- and 8-row products against a B beyond L3 (a Zen 4 core's L1 and L2, L3 2
   // MiB so that B stays small): B's rows are staged a few at a time from main memory and read
@@ -449,8 +483,8 @@ TEST_CASE("codegen: tiles of B streamed from main memory read the next tile into
       for (bool fitting : {true, false}) {
         std::vector<int64_t> next;
         next_b_tiles(
-            plan, plan.root, ldb, 0, [&](const PlanNode &s) { return streamed_b(s, fitting); },
-            &next);
+            plan, plan.root, ldb, 0,
+            [&](const PlanNode &s, bool) { return streamed_b(s, fitting); }, &next);
         for (int64_t bytes : next) {
           if (bytes == 0) continue;
           CHECK_MESSAGE(has_prefetcht1(jit->code(), jit->code_size(), bytes) == fitting,
