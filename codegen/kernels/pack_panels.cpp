@@ -199,7 +199,9 @@ void emit_pack_panels(PlanEmitter &e, const PlanNode &n) {
   // calls) 32x768x3072 73 -> 80 GFLOP/s, 64x768x3072 89 -> 93, 16x1024x4096 54 -> 62,
   // 128x768x768 (sixteen copies) 99 -> 103. prefetcht0 instead took 32x768x3072 to 69-70.
   // Packs inside a register tile (a shared subroutine: see next_tile_bytes) take no next
-  // tile.
+  // tile. Below a stage from main memory whose tiles are not looked ahead (below), this
+  // took 16x4096x4096 +19%, 24x and 32x4096x4096 +13% and +11%, 16x2048x8192 +15% (paired,
+  // one thread; 12x and 64x4096x4096 unchanged).
   if (cfg.contiguous && e.from_far(n, 0) && cfg.q_extent >= kPrefetchedPackRows) {
     cfg.l2_ahead[0] = kL2AheadRows * cfg.src_q;
     if (e.tile_registers() == 0) cfg.l2_ahead[1] = e.next_tile_bytes(n, 0);
