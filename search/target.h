@@ -90,13 +90,16 @@ struct CostCoefficients {
   // Cycles per 64-byte line a register tile reads straight from L2 (Target::kernels_read)
   // beyond what its FMAs hide. A 6x16 tile reads 88 bytes per k step of 6 cycles, far less
   // than L2 delivers, in a few sequential streams the prefetchers follow, so the FMAs hide
-  // most of it; what remains makes a tile of A reused from L1 worth staging. Before kernels could
-  // read L2, a register tile needed its panel of B in L1, so k was split to 256 (16 KiB of a
-  // 16-wide panel) and C read and written four times at 1024^3; now the tiles run the whole k.
-  // Paired (perf/ab_builds, one thread, three runs) against the L1-only kernels: 1024^3 and
-  // 1000^3 +1.3 to +2.5%, 512^3 +1.6 to +2.7%, 128x768x768 +1 to +2.8%, 32x768x3072 +1.5 to
-  // +2.4%, 512x768x3072 -0.8 to +2.3%; no other benchmark shape moved. At 0 the search
-  // stopped staging A in L1 at all (as fast here); at 0.5 it split k again.
+  // most of it; what remains makes a tile of A reused from L1 worth staging. Before kernels
+  // could read L2, a register tile needed its panel of B in L1, so k was split to 256 (16 KiB
+  // of a 16-wide panel) and C read and written four times at 1024^3; now the tiles run the
+  // whole k. Paired (perf/ab_builds, one thread, three runs) against the L1-only kernels:
+  // 1024^3 and 1000^3 +1.3 to +2.5%, 512^3 +1.6 to +2.7%, 128x768x768 +1 to +2.8%,
+  // 32x768x3072 +1.5 to +2.4%, 512x768x3072 -0.8 to +2.3%; no other benchmark shape moved. At
+  // 0 the search stopped staging A in L1 at all (as fast here); at 0.5 it split k again. At
+  // 0.1, 128x768x768 ran its whole k too (+2% on one and two threads), but 12x4096x4096 read
+  // 64 rows of B from memory at a time, 12% slower; 0.15 for packed panels alone cost 256^3
+  // and 1000^3 on two threads 1.2-1.4%.
   double l2_stream_line_cycles = 0.25;
   // oneTBB parallel_for dispatch and join. perf/fork_join, back-to-back calls: 0.6-1.1 us
   // beyond the work on the 2-core Zen 5 machines (2800-4500 cycles at 4.2 GHz), 0.8-1.4 us on

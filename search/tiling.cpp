@@ -42,12 +42,13 @@ bool tile_rule(const Spec &s, const Target &t, int dim, TileRule *rule) {
   // Under a tile of B the kernels read (in L1, or panels in L2; A further out), rows may also
   // go one A panel at a time: each strip of A is staged in turn beside B, as BLIS's
   // micro-panels, so register tiles can run 256 deep in k where A 16 rows high and B would
-  // not fit L1 together (C read and written half as often as with 128). Paired on the Zen 4 VM
-  // (perf/ab_builds, one thread): 1024^3 +2.5%, 512x768x3072 +3.1%, 129^3 +2.2%, 512^3 +1.5%,
-  // 1000^3 -0.8 to -1.3%, 128x768x768 -1.6 to -2.4% (quartiles 0.95-1.02), the other benchmark
-  // shapes within 0.5%; two threads (separate processes, 5 runs): 129^3 +8.5%, 256^3 +4%, 1024^3
-  // +3.8%, 512x768x3072 +2.6%, 128x768x768 +2.3%, 512^3 +1.7%, 1000^3 +0.9%. Offered wherever rows
-  // are tiled, the search solved up to twice as many specs for the same plans; here, about as many.
+  // not fit L1 together (C read and written half as often as with 128). Paired on the Zen 4
+  // VM (perf/ab_builds, one thread): 1024^3 +2.5%, 512x768x3072 +3.1%, 129^3 +2.2%, 512^3
+  // +1.5%, 1000^3 -0.8 to -1.3%, 128x768x768 -1.6 to -2.4% (quartiles 0.95-1.02), the other
+  // benchmark shapes within 0.5%; two threads (separate processes, 5 runs): 129^3 +8.5%,
+  // 256^3 +4%, 1024^3 +3.8%, 512x768x3072 +2.6%, 128x768x768 +2.3%, 512^3 +1.7%, 1000^3
+  // +0.9%. Offered wherever rows are tiled, the search solved up to twice as many specs for
+  // the same plans; here, about as many.
   rule->strips = dim == 0 && t.kernels_read(1, s.b()) ? &t.panel_row_strips : nullptr;
   // Columns go in whole vectors: a narrower tile would mask every load of its body, not
   // just the remainder's.
