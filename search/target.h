@@ -94,8 +94,8 @@ struct CostCoefficients {
   // could read L2, a register tile needed its panel of B in L1, so k was split to 256 (16 KiB
   // of a 16-wide panel) and C read and written four times at 1024^3; now the tiles run the
   // whole k. Paired (perf/ab_builds, one thread, three runs) against the L1-only kernels:
-  // 1024^3 and 1000^3 +1.3 to +2.5%, 512^3 +1.6 to +2.7%, 128x768x768 +1 to +2.8%,
-  // 32x768x3072 +1.5 to +2.4%, 512x768x3072 -0.8 to +2.3%; no other benchmark shape moved. At
+  // 1024^3 +1.7 to +3.1%, 1000^3 +2.2%, 512^3 +1.6 to +2.2%, 32x768x3072 +0.7 to +2.3%,
+  // 128x768x768 +0.2 to +1%, 512x768x3072 -0.4 to +2.3%; no other benchmark shape moved. At
   // 0 the search stopped staging A in L1 at all (as fast here); at 0.5 it split k again. At
   // 0.1, 128x768x768 ran its whole k too (+2% on one and two threads), but 12x4096x4096 read
   // 64 rows of B from memory at a time, 12% slower; 0.15 for packed panels alone cost 256^3
