@@ -243,6 +243,25 @@ TEST_CASE("a staged tile of A or B is charged its reads less what hides behind t
   CHECK(expand(spec(1), b_to_l2, t).local_cycles == doctest::Approx(reads - one_row_fmas));
 }
 
+TEST_CASE("a register tile streaming A's rows from L2 pays their starts where they crowd L1") {
+  const Target t = avx2_target(HostCaches{});
+  // C (6 x 16) += A (6 x 16, rows in L2) * B (16 x 16, a panel in L1).
+  auto tile_cycles = [&](uint8_t a_class) {
+    const Spec s =
+        canonical(accumulate_spec(t, 6, 16, 16, TensorSpec{Level::L2, row_major(), a_class},
+                                  {Level::L1, panel_cols(16)}, {Level::L2, row_major()}));
+    return expand(s, {ActionKind::RegisterTile, uint8_t(LayoutKind::VecRows), 0, 0}, t)
+        .local_cycles;
+  };
+  CHECK(tile_cycles(0) == 0);  // tight rows
+  CHECK(tile_cycles(7) == 0);  // wide, starting in all 64 sets (129^3)
+  // 12 KiB apart (16x3072x768): every row in the same sets, as staging them into L1 pays.
+  const TensorSpec crowded{Level::L2, row_major(), stride_class(12288)};
+  REQUIRE(crowded.set_spread_log2() == 0);
+  CHECK(tile_cycles(crowded.stride_class) == doctest::Approx(t.strided_rows_cost(crowded, 6, 16)));
+  CHECK(tile_cycles(crowded.stride_class) > 0);
+}
+
 TEST_CASE("expand keeps a canonical spec's children canonical") {
   const Target t = avx2_target(HostCaches{});
   int checked = 0;
