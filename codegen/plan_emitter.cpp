@@ -86,12 +86,12 @@ int64_t PlanEmitter::stream_prefetch(const PlanNode &n, int operand) const {
 }
 
 bool PlanEmitter::streamed(const PlanNode &n, int operand) const {
-  return state(n, operand).streamed;
+  return state(n, operand).staged_from == Level::GL;
 }
 
 bool PlanEmitter::from_far(const PlanNode &n, int operand) const {
-  return n.spec.operands[static_cast<size_t>(operand)].level >= Level::L3 ||
-         state(n, operand).staged_from_far;
+  return std::max(n.spec.operands[static_cast<size_t>(operand)].level,
+                  state(n, operand).staged_from) >= Level::L3;
 }
 
 bool PlanEmitter::reserve_temps(int count, const char *kernel) {
@@ -364,14 +364,12 @@ void PlanEmitter::emit_node(int id) {
         return;
       }
       const TensorState outer = *st;
-      st->staged_from_far = true;
-      if (n.spec.operands[static_cast<size_t>(n.operand)].level == Level::GL) {
-        st->streamed = true;
+      const Level from = n.spec.operands[static_cast<size_t>(n.operand)].level;
+      st->staged_from = std::max(st->staged_from, from);
+      if (from == Level::GL)
         st->stream_next_tile_bytes = look_ahead_fits(n) ? st->next_tile_bytes : 0;
-      }
       if (n.children[0] >= 0) emit_node(n.children[0]);
-      st->staged_from_far = outer.staged_from_far;
-      st->streamed = outer.streamed;
+      st->staged_from = outer.staged_from;
       st->stream_next_tile_bytes = outer.stream_next_tile_bytes;
       return;
     }
@@ -883,9 +881,8 @@ void PlanEmitter::find_outlined_tiles() {
 bool PlanEmitter::same_input(const TensorState &a, const TensorState &b) {
   return a.live == b.live && a.reg.getIdx() == b.reg.getIdx() && a.ld == b.ld &&
          a.layout == b.layout && a.linear_rows == b.linear_rows && a.linear_cols == b.linear_cols &&
-         a.row_bytes == b.row_bytes && a.col_bytes == b.col_bytes && a.streamed == b.streamed &&
-         a.staged_from_far == b.staged_from_far &&
-         a.stream_next_tile_bytes == b.stream_next_tile_bytes;
+         a.row_bytes == b.row_bytes && a.col_bytes == b.col_bytes &&
+         a.staged_from == b.staged_from && a.stream_next_tile_bytes == b.stream_next_tile_bytes;
 }
 
 void PlanEmitter::emit_tile_call(int id) {

@@ -123,8 +123,9 @@ class PlanEmitter : public EmitterBase {
     // no element_offset() call (and its two divisions).
     int64_t linear_rows = 0, linear_cols = 0;
     int64_t row_bytes = 0, col_bytes = 0;
-    bool streamed = false;         // read below a stage from main memory (see stream_prefetch)
-    bool staged_from_far = false;  // read below a stage from L3 or main memory
+    // The level a stage above read it from when that was L3 or main memory (VRF: none):
+    // staging copies nothing, so its lines still come from there (streamed, from_far).
+    Level staged_from = Level::VRF;
     int64_t stream_next_tile_bytes = 0;  // see the accessor
     // From the origin to the tile the innermost loop moving it visits next (0: none).
     int64_t next_tile_bytes = 0;

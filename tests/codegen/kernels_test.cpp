@@ -389,6 +389,28 @@ bool has_prefetcht1(const uint8_t *code, size_t size, int64_t disp) {
   return false;
 }
 
+// Runs `c` (checked exact) and emits its plan with B's rows `ldb` apart: each pack of 32 or more
+// rows of B from L3 or main memory (only those below a stage, if `only_staged`) must prefetch
+// the tile its loop packs next. Returns how many such prefetches it checked.
+int check_next_pack_prefetches(Solver &solver, const test::JitCase &c, std::mt19937_64 &rng,
+                               int64_t ldb, bool only_staged) {
+  Plan plan;
+  const std::string r = test::run_jit_case(solver, c, rng, &plan);
+  CHECK_MESSAGE(r.empty(), r);
+  std::vector<int64_t> next;
+  next_pack_tiles(plan, ldb, &next, only_staged);
+  std::unique_ptr<JitKernel> jit;
+  std::string error;
+  REQUIRE(emit_kernel({&plan, c.k, ldb, c.n, "next pack"}, &jit, &error));
+  int checked = 0;
+  for (int64_t bytes : next)
+    if (bytes != 0) {
+      CHECK_MESSAGE(has_prefetcht1(jit->code(), jit->code_size(), bytes), format_plan(plan));
+      ++checked;
+    }
+  return checked;
+}
+
 }  // namespace
 
 TEST_CASE("codegen: packs of B from L3 prefetch the tile their loop packs next, and stay exact") {
@@ -403,20 +425,7 @@ TEST_CASE("codegen: packs of B from L3 prefetch the tile their loop packs next, 
   for (int64_t m : {24, 32, 41})
     for (bool accumulate : {false, true}) {
       const test::JitCase c{m, 1536, 512, false, false, accumulate, 1, 0.5f, 0, false};
-      Plan plan;
-      const std::string r = test::run_jit_case(solver, c, rng, &plan);
-      CHECK_MESSAGE(r.empty(), r);
-      const int64_t ldb = 1540;
-      std::vector<int64_t> next;
-      next_pack_tiles(plan, ldb, &next);
-      std::unique_ptr<JitKernel> jit;
-      std::string error;
-      REQUIRE(emit_kernel({&plan, 512, ldb, 1536, "next pack"}, &jit, &error));
-      for (int64_t bytes : next)
-        if (bytes != 0) {
-          CHECK_MESSAGE(has_prefetcht1(jit->code(), jit->code_size(), bytes), format_plan(plan));
-          ++checked;
-        }
+      checked += check_next_pack_prefetches(solver, c, rng, 1540, /*only_staged=*/false);
     }
   CHECK(checked >= 6);
 }
@@ -432,20 +441,7 @@ TEST_CASE("codegen: packs below a stage of B from L3 prefetch as packs from L3 d
   int checked = 0;
   for (int64_t k : {512, 515}) {
     const test::JitCase c{384, 512, k, false, false, false, 1, 0.5f, 0, false};
-    Plan plan;
-    const std::string r = test::run_jit_case(solver, c, rng, &plan);
-    CHECK_MESSAGE(r.empty(), r);
-    const int64_t ldb = 516;
-    std::vector<int64_t> next;
-    next_pack_tiles(plan, ldb, &next, /*only_staged=*/true);
-    std::unique_ptr<JitKernel> jit;
-    std::string error;
-    REQUIRE(emit_kernel({&plan, k, ldb, 512, "staged pack"}, &jit, &error));
-    for (int64_t bytes : next)
-      if (bytes != 0) {
-        CHECK_MESSAGE(has_prefetcht1(jit->code(), jit->code_size(), bytes), format_plan(plan));
-        ++checked;
-      }
+    checked += check_next_pack_prefetches(solver, c, rng, 516, /*only_staged=*/true);
   }
   CHECK(checked >= 2);
 }
