@@ -1,6 +1,7 @@
 // What a parallel loop costs beyond its work: the cost model's fork_join (search/target.h).
-// Runs parallel_for over T iterations in a T-slot arena, the way runtime/executor.cpp runs a
-// parallel kernel, back to back as an inference loop calls a small GEMM; each iteration
+// Runs T iterations on tessel's team of T threads (runtime/team.h), the way
+// runtime/executor.cpp runs a parallel kernel, and for comparison with oneTBB's parallel_for
+// in a T-slot arena, back to back as an inference loop calls a small GEMM; each iteration
 // spins for W microseconds. Prints, per W, the median call time minus W, in microseconds
 // and in core cycles (the clock from the measured FMA peak: 32 flops a cycle with ymm).
 //   fork_join [threads]
@@ -15,6 +16,7 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include "fma_peak.h"
+#include "team.h"
 
 namespace {
 
@@ -26,31 +28,44 @@ void spin(double us) {
   }
 }
 
+void spin_iteration(void *work_us, int64_t) {
+  spin(*static_cast<double *>(work_us));
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
   const int threads = argc > 1 ? std::max(2, std::atoi(argv[1])) : 2;
   const double ghz = measure_fma_peak_gflops() / 32;
   tbb::task_arena arena(threads);
+  tessel::runtime::Team &team = tessel::runtime::Team::of(threads);
   std::printf("fork_join: %d threads, clock %.2f GHz\n", threads, ghz);
-  std::printf("%10s %14s %14s %12s\n", "work (us)", "overhead (us)", "min (us)", "cycles");
-  for (double work : {0.0, 2.0, 5.0, 20.0}) {
-    std::vector<double> overhead;
-    for (int call = 0; call < 4000; ++call) {
-      const auto t0 = Clock::now();
-      arena.execute([&] {
-        tbb::parallel_for(tbb::blocked_range<int>(0, threads, 1),
-                          [&](const tbb::blocked_range<int> &r) {
-                            for (int i = r.begin(); i < r.end(); ++i) spin(work);
-                          });
-      });
-      overhead.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() -
-                         work);
+  std::printf("%-22s %10s %14s %14s %12s\n", "", "work (us)", "overhead (us)", "min (us)",
+              "cycles");
+  for (const bool tessel : {true, false}) {
+    for (double work : {0.0, 2.0, 5.0, 20.0}) {
+      std::vector<double> overhead;
+      for (int call = 0; call < 4000; ++call) {
+        const auto t0 = Clock::now();
+        if (tessel) {
+          team.run(threads, &spin_iteration, &work);
+        } else {
+          arena.execute([&] {
+            tbb::parallel_for(tbb::blocked_range<int>(0, threads, 1),
+                              [&](const tbb::blocked_range<int> &r) {
+                                for (int i = r.begin(); i < r.end(); ++i) spin(work);
+                              });
+          });
+        }
+        overhead.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() -
+                           work);
+      }
+      std::sort(overhead.begin(), overhead.end());
+      const double median = overhead[overhead.size() / 2];
+      std::printf("%-22s %10.1f %14.2f %14.2f %12.0f\n",
+                  tessel ? "tessel team" : "oneTBB parallel_for", work, median, overhead.front(),
+                  median * ghz * 1e3);
     }
-    std::sort(overhead.begin(), overhead.end());
-    const double median = overhead[overhead.size() / 2];
-    std::printf("%10.1f %14.2f %14.2f %12.0f\n", work, median, overhead.front(),
-                median * ghz * 1e3);
   }
   return 0;
 }

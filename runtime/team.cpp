@@ -1,0 +1,138 @@
+#include "team.h"
+
+#include <immintrin.h>
+
+#include <chrono>
+#include <exception>
+#include <thread>
+
+namespace tessel::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long a helper polls for the next loop before it gives its worker back to oneTBB: long
+// enough for an inference loop's next product (a few microseconds of other work between
+// calls), short against a server's idle time. OpenMP runtimes spin far longer by default
+// (LLVM's libomp 200 ms).
+constexpr auto kHelperPatience = std::chrono::microseconds(50);
+
+// How long the caller spins for the last iterations before it yields its core: a helper
+// preempted on a busy machine must not be waited for at full power.
+constexpr auto kCallerPatience = std::chrono::microseconds(20);
+
+void pause() {
+  for (int i = 0; i < 8; ++i) _mm_pause();
+}
+
+}  // namespace
+
+struct Team::Loop {
+  Body body;
+  void *context;
+  int64_t iterations;
+  std::atomic<int64_t> next{0};  // the next iteration to claim
+  std::atomic<int64_t> done{0};  // iterations run (or failed)
+  std::atomic<bool> failed{false};
+  std::exception_ptr failure;  // the first failure's, written by the thread that set `failed`
+
+  // Runs unclaimed iterations until none is left. Catches what an iteration throws (a
+  // workspace it could not allocate): it must not leave a oneTBB task, and the caller must
+  // still see the iteration done.
+  void claim_all() {
+    for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < iterations;) {
+      try {
+        body(context, i);
+      } catch (...) {
+        if (!failed.exchange(true, std::memory_order_relaxed)) failure = std::current_exception();
+      }
+      done.fetch_add(1, std::memory_order_release);
+    }
+  }
+  void wait_all() const {
+    const auto start = Clock::now();
+    while (done.load(std::memory_order_acquire) < iterations) {
+      if (Clock::now() - start < kCallerPatience)
+        pause();
+      else
+        std::this_thread::yield();
+    }
+  }
+};
+
+// What oneTBB runs on a worker to make it a helper. The caller writes `team` before oneTBB
+// hands the task over, which ThreadSanitizer cannot see (tests/tsan.supp names this).
+struct Team::HelperTask {
+  Team *team;
+  void operator()() const { team->help(); }
+};
+
+Team &Team::of(int threads) {
+  static std::mutex mutex;
+  static Team *teams[256];
+  std::lock_guard<std::mutex> lock(mutex);
+  Team *&slot = teams[threads & 255];
+  if (!slot) slot = new Team(threads);  // never deleted (see the header)
+  return *slot;
+}
+
+Team::Team(int threads) : threads_(threads), arena_(threads) {}
+
+void Team::run(int64_t iterations, Body body, void *context) {
+  auto loop = std::make_shared<Loop>();
+  loop->body = body;
+  loop->context = context;
+  loop->iterations = iterations;
+  if (threads_ > 1 && iterations > 1) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      loop_ = loop;
+    }
+    published_.fetch_add(1);  // before counting helpers: see help()
+    enlist_helpers();
+  }
+  loop->claim_all();
+  loop->wait_all();
+  if (loop->failed.load(std::memory_order_acquire)) std::rethrow_exception(loop->failure);
+}
+
+void Team::enlist_helpers() {
+  for (int count = helpers_.load(); count < threads_ - 1;) {
+    if (helpers_.compare_exchange_weak(count, count + 1)) {
+      arena_.enqueue(HelperTask{this});
+      ++count;
+    }
+  }
+}
+
+void Team::help() {
+  uint64_t seen = 0;  // none yet: the loop published when this helper was enlisted is new
+  auto idle_since = Clock::now();
+  for (;;) {
+    const uint64_t published = published_.load();
+    if (published != seen) {
+      seen = published;
+      std::shared_ptr<Loop> loop;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        loop = loop_;
+      }
+      loop->claim_all();  // nothing left of an older loop that finished meanwhile
+      idle_since = Clock::now();
+    } else if (Clock::now() - idle_since < kHelperPatience) {
+      pause();
+    } else {
+      // Leaving. A caller that published after the look above may have counted this helper
+      // and enlisted none: publishing before counting, and uncounting before looking again
+      // (all sequentially consistent), one of the two sees the other.
+      helpers_.fetch_sub(1);
+      if (published_.load() == seen) return;
+      int count = helpers_.load();
+      do {
+        if (count >= threads_ - 1) return;  // another helper took this one's place
+      } while (!helpers_.compare_exchange_weak(count, count + 1));
+    }
+  }
+}
+
+}  // namespace tessel::runtime
