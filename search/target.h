@@ -101,11 +101,13 @@ struct CostCoefficients {
   // 64 rows of B from memory at a time, 12% slower; 0.15 for packed panels alone cost 256^3
   // and 1000^3 on two threads 1.2-1.4%.
   double l2_stream_line_cycles = 0.25;
-  // oneTBB parallel_for dispatch and join. perf/fork_join, back-to-back calls: 0.6-1.1 us
-  // beyond the work on the 2-core Zen 5 machines (2800-4500 cycles at 4.2 GHz), 0.8-1.4 us on
-  // a Zen 3 VM (2500-4400 cycles at 3.15 GHz). At 6000 the search kept 64^3 on one thread;
-  // at 4000 it splits it in two 32x64 tiles, 28% faster on two threads.
-  double fork_join = 4000;
+  // A parallel loop's start and join on tessel's team (runtime/team.h). perf/fork_join,
+  // back-to-back calls: 0.47 us beyond the work on the 2-core Zen 4 VM (1700-1750 cycles at
+  // 3.67 GHz); oneTBB's parallel_for, which ran the loops before, 1.1 us there (4000 cycles;
+  // 0.6-1.1 us on the Zen 5 machines, 0.8-1.4 us on a Zen 3 VM). At 6000 the search kept
+  // 64^3 on one thread; at 4000 it split it in two 32x64 tiles, 28% faster on two threads; at
+  // 2000 it splits 48^3 (+40%), 48x64x48 (+54%) and 64x32x64 (+47%) too.
+  double fork_join = 2000;
 };
 
 // Tile sizes for one extent, ascending: a prefix of the target's tabulated list, or (for a
