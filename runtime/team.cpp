@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <exception>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 namespace tessel::runtime {
@@ -31,16 +33,31 @@ struct Team::Loop {
   Body body;
   void *context;
   int64_t iterations;
-  std::atomic<int64_t> next{0};  // the next iteration to claim
-  std::atomic<int64_t> done{0};  // iterations run (or failed)
+  // The iterations not claimed yet, [first, end): the caller claims from the front, helpers
+  // from the back, so that with two threads each takes the same ones call after call, and
+  // finds its tiles' operands in its own caches, as far as they fit there.
+  std::atomic<uint64_t> unclaimed;  // first in the low 32 bits, end in the high 32
+  std::atomic<int64_t> done{0};     // iterations run (or failed)
   std::atomic<bool> failed{false};
   std::exception_ptr failure;  // the first failure's, written by the thread that set `failed`
+
+  // The next unclaimed iteration from the front or the back, or -1 when none is left.
+  int64_t claim(bool from_front) {
+    uint64_t range = unclaimed.load(std::memory_order_relaxed);
+    for (;;) {
+      const uint64_t first = range & 0xffffffffu, end = range >> 32;
+      if (first >= end) return -1;
+      const uint64_t rest = from_front ? range + 1 : range - (uint64_t{1} << 32);
+      if (unclaimed.compare_exchange_weak(range, rest, std::memory_order_relaxed))
+        return static_cast<int64_t>(from_front ? first : end - 1);
+    }
+  }
 
   // Runs unclaimed iterations until none is left. Catches what an iteration throws (a
   // workspace it could not allocate): it must not leave a oneTBB task, and the caller must
   // still see the iteration done.
-  void claim_all() {
-    for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < iterations;) {
+  void claim_all(bool from_front) {
+    for (int64_t i; (i = claim(from_front)) >= 0;) {
       try {
         body(context, i);
       } catch (...) {
@@ -79,10 +96,14 @@ Team &Team::of(int threads) {
 Team::Team(int threads) : threads_(threads), arena_(threads) {}
 
 void Team::run(int64_t iterations, Body body, void *context) {
+  if (iterations < 0 || iterations > 0xffffffff)  // a grid has at most 4 tiles per thread
+    throw std::invalid_argument("tessel: a parallel loop of " + std::to_string(iterations) +
+                                " iterations");
   auto loop = std::make_shared<Loop>();
   loop->body = body;
   loop->context = context;
   loop->iterations = iterations;
+  loop->unclaimed = static_cast<uint64_t>(iterations) << 32;
   if (threads_ > 1 && iterations > 1) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -91,7 +112,7 @@ void Team::run(int64_t iterations, Body body, void *context) {
     published_.fetch_add(1);  // before counting helpers: see help()
     enlist_helpers();
   }
-  loop->claim_all();
+  loop->claim_all(true);
   loop->wait_all();
   if (loop->failed.load(std::memory_order_acquire)) std::rethrow_exception(loop->failure);
 }
@@ -117,7 +138,7 @@ void Team::help() {
         std::lock_guard<std::mutex> lock(mutex_);
         loop = loop_;
       }
-      loop->claim_all();  // nothing left of an older loop that finished meanwhile
+      loop->claim_all(false);  // nothing left of an older loop that finished meanwhile
       idle_since = Clock::now();
     } else if (Clock::now() - idle_since < kHelperPatience) {
       pause();
