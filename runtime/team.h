@@ -7,8 +7,9 @@
 // `kHelperPatience` before it returns the worker to oneTBB, so back-to-back calls find it
 // ready; the caller waits for the last iteration by spinning, as it is about to need it.
 //
-// Nothing waits for a helper to arrive: the caller claims iterations too, one at a time,
-// until none is left, and then waits only for iterations a running helper claimed. So a call
+// Nothing waits for a helper to arrive: the caller claims iterations too, one at a time from
+// the front (helpers from the back), until none is left, and then waits only for iterations
+// a running helper claimed. So a call
 // finishes even when every oneTBB worker is busy elsewhere (a call from inside the
 // application's own oneTBB tasks, or from many threads at once), on its own thread then.
 #pragma once

@@ -4,7 +4,9 @@
  * per-thread state with the initial-exec TLS model, so its whole TLS block must fit in the
  * static TLS glibc keeps spare for libraries loaded later, shared with every other such
  * library of the process (runtime/thread_state.cpp): each block must stay within
- * kMaxTlsBytes, well inside glibc's 512 bytes, not merely load here.
+ * kMaxTlsBytes, well inside glibc's 512 bytes, not merely load here. Last, a product on two
+ * threads leaves a helper polling inside libtessel.so (runtime/team.h) and both libraries are
+ * closed at once: they are linked -z nodelete, so that code stays mapped.
  *
  * usage: tessel_dlopen_test path/to/libtessel.so path/to/libtessel_blas.so */
 #define _GNU_SOURCE
@@ -13,6 +15,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tessel/tessel.h"
 
@@ -23,6 +26,7 @@ typedef void (*cblas_sgemm_fn)(int, int, int, int, int, int, float, const float 
                                const float *, int, float, float *, int);
 
 static sgemm_fn tessel_sgemm_ptr;
+static tessel_status (*set_threads_ptr)(int);
 static cblas_sgemm_fn cblas_sgemm_ptr;
 
 /* 4x4x4 with A = 1, B = 2: every element of C is 8. Three calls, so repeats run too. */
@@ -113,5 +117,21 @@ int main(int argc, char **argv) {
     return 1;
   }
   printf("both libraries load with dlopen and compute on two threads\n");
+
+  *(void **)&set_threads_ptr = dlsym(lib, "tessel_set_num_threads");
+  enum { n = 128 };
+  static float a2[n * n], b2[n * n], c2[n * n];
+  for (int i = 0; i < n * n; ++i) a2[i] = 1, b2[i] = 0.5f;
+  if (!set_threads_ptr || set_threads_ptr(2) != TESSEL_OK ||
+      tessel_sgemm_ptr(TESSEL_ROW_MAJOR, TESSEL_NO_TRANS, TESSEL_NO_TRANS, n, n, n, 1, a2, n, b2,
+                       n, 0, c2, n) != TESSEL_OK ||
+      c2[n * n - 1] != 0.5f * n) {
+    fprintf(stderr, "FAIL: a product on two threads\n");
+    return 1;
+  }
+  dlclose(blas);
+  dlclose(lib);
+  usleep(20000); /* past the helper's patience */
+  printf("closed while a helper polled, and still running\n");
   return 0;
 }
