@@ -9,9 +9,9 @@
 //
 // Nothing waits for a helper to arrive: the caller claims iterations too, one at a time from
 // the front (helpers from the back), until none is left, and then waits only for iterations
-// a running helper claimed. So a call
-// finishes even when every oneTBB worker is busy elsewhere (a call from inside the
-// application's own oneTBB tasks, or from many threads at once), on its own thread then.
+// a running helper claimed. So a call finishes even when every oneTBB worker is busy
+// elsewhere (a call from inside the application's own oneTBB tasks, or from many threads at
+// once), on its own thread then.
 #pragma once
 
 #include <atomic>
