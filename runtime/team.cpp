@@ -120,7 +120,12 @@ void Team::run(int64_t iterations, Body body, void *context) {
 void Team::enlist_helpers() {
   for (int count = helpers_.load(); count < threads_ - 1;) {
     if (helpers_.compare_exchange_weak(count, count + 1)) {
-      arena_.enqueue(HelperTask{this});
+      try {
+        arena_.enqueue(HelperTask{this});
+      } catch (...) {  // out of memory: the loop, published already, runs without this helper
+        helpers_.fetch_sub(1);
+        return;
+      }
       ++count;
     }
   }
