@@ -18,7 +18,7 @@ namespace {
 
 using tessel::runtime::Team;
 
-// Counts how often each iteration ran, and on how many distinct threads.
+// Counts how often each iteration ran, and how many ran off the calling thread.
 struct Tally {
   explicit Tally(int64_t n) : runs(std::make_unique<std::atomic<int>[]>(n)), n(n) {}
   std::unique_ptr<std::atomic<int>[]> runs;
@@ -74,7 +74,8 @@ TEST_CASE("many callers share a team, and calls from inside oneTBB tasks finish"
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) threads.emplace_back(calls, t);
   for (auto &th : threads) th.join();
-  // Every oneTBB worker busy in the application's own loop: the callers run alone.
+  // Calls from the application's own oneTBB loop, whose tasks hold the workers: they finish
+  // whether a helper comes or not.
   tbb::parallel_for(0, 16, [&](int i) { calls(100 + i); });
   CHECK(wrong == 0);
 }
