@@ -2,7 +2,7 @@
 // helpers, tasks on oneTBB's workers in an arena of T slots (one team per thread count).
 //
 // oneTBB's parallel_for took 0.7-1 us beyond the work to start a worker and join it, and up
-// to 3 us when the caller slept in its join: a fifth of a 64^3 product on two threads.
+// to 3 us when the caller slept in its join: a third of a 64^3 product on two threads.
 // Here a helper that ran an iteration stays on its worker, polling for the next loop, for
 // `kHelperPatience` before it returns the worker to oneTBB, so back-to-back calls find it
 // ready; the caller waits for the last iteration by spinning, as it is about to need it.
