@@ -30,9 +30,15 @@ void pause() {
 }  // namespace
 
 struct Team::Loop {
-  Body body;
-  void *context;
-  int64_t iterations;
+  Loop(Body body, void *context, int64_t iterations)
+      : body(body),
+        context(context),
+        iterations(iterations),
+        unclaimed(static_cast<uint64_t>(iterations) << 32) {}
+
+  const Body body;
+  void *const context;
+  const int64_t iterations;
   // The iterations not claimed yet, [first, end): the caller claims from the front, helpers
   // from the back, so that with two threads each takes the same ones call after call, and
   // finds its tiles' operands in its own caches, as far as they fit there.
@@ -85,12 +91,18 @@ struct Team::HelperTask {
 };
 
 Team &Team::of(int threads) {
+  // Every parallel call looks its team up: a lock only to make one.
+  static std::atomic<Team *> teams[256];
+  std::atomic<Team *> &slot = teams[threads & 255];
+  if (Team *team = slot.load(std::memory_order_acquire)) return *team;
   static std::mutex mutex;
-  static Team *teams[256];
   std::lock_guard<std::mutex> lock(mutex);
-  Team *&slot = teams[threads & 255];
-  if (!slot) slot = new Team(threads);  // never deleted (see the header)
-  return *slot;
+  Team *team = slot.load(std::memory_order_relaxed);
+  if (!team) {
+    team = new Team(threads);  // never deleted (see the header)
+    slot.store(team, std::memory_order_release);
+  }
+  return *team;
 }
 
 Team::Team(int threads) : threads_(threads), arena_(threads) {}
@@ -99,11 +111,7 @@ void Team::run(int64_t iterations, Body body, void *context) {
   if (iterations < 0 || iterations > 0xffffffff)  // a grid has at most 4 tiles per thread
     throw std::invalid_argument("tessel: a parallel loop of " + std::to_string(iterations) +
                                 " iterations");
-  auto loop = std::make_shared<Loop>();
-  loop->body = body;
-  loop->context = context;
-  loop->iterations = iterations;
-  loop->unclaimed = static_cast<uint64_t>(iterations) << 32;
+  auto loop = std::make_shared<Loop>(body, context, iterations);
   if (threads_ > 1 && iterations > 1) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
