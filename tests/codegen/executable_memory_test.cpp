@@ -57,7 +57,7 @@ uint32_t call(const ExecutableCode &code) {
 }
 
 std::unique_ptr<JitKernel> emit_small(Plan *plan, int64_t ld, std::string *error) {
-  const Target target = avx2_target(read_host_caches());
+  const Target &target = test::test_target();
   InMemoryMemo memo;
   Solver solver(target, memo);
   REQUIRE(

@@ -22,6 +22,7 @@
 #include "plan.h"
 #include "solver.h"
 #include "support.h"
+#include "test_target.h"
 
 namespace tessel::test {
 
@@ -36,9 +37,8 @@ constexpr bool kFullSweeps = false;
 // One solver and memo for the whole test binary: tests share solved sub-specs, which is most
 // of the time a test spends outside the kernels.
 inline Solver &shared_solver() {
-  static const Target target = avx2_target(read_host_caches());
   static InMemoryMemo memo;
-  static Solver solver(target, memo);
+  static Solver solver(test_target(), memo);
   return solver;
 }
 

@@ -9,7 +9,7 @@
 namespace tessel {
 
 TEST_CASE("codegen: throughput of emitted kernels (prints GFLOP/s)" * doctest::skip()) {
-  const Target target = avx2_target(read_host_caches());
+  const Target &target = test::test_target();
   InMemoryMemo memo;
   Solver solver(target, memo);
   std::mt19937_64 rng(7);

@@ -9,6 +9,7 @@
 #include "plan.h"
 #include "solver.h"
 #include "support.h"
+#include "test_target.h"
 
 namespace tessel {
 namespace {
@@ -62,7 +63,7 @@ void check_case(Solver &solver, const Case &c, std::mt19937_64 &rng) {
 }
 
 TEST_CASE("interpreted plans equal a naive matmul on seeded random shapes up to 40") {
-  const Target target = avx2_target(read_host_caches());
+  const Target &target = test::test_target();
   InMemoryMemo memo;
   Solver solver(target, memo);
   const int64_t special[] = {1, 2, 3, 5, 7, 8, 9, 13, 16, 17, 31, 33, 37, 40};
@@ -86,7 +87,7 @@ TEST_CASE("interpreted plans equal a naive matmul on seeded random shapes up to 
 }
 
 TEST_CASE("interpreted plans for benchmark-like shapes pack, stage and tile correctly") {
-  const Target target = avx2_target(read_host_caches());
+  const Target &target = test::test_target();
   InMemoryMemo memo;
   Solver solver(target, memo);
   std::mt19937_64 rng(3);

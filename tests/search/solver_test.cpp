@@ -10,14 +10,10 @@
 #include "memo.h"
 #include "solver.h"
 #include "target.h"
+#include "test_target.h"
 
 namespace tessel {
 namespace {
-
-const Target &host_target() {
-  static const Target t = avx2_target(read_host_caches());
-  return t;
-}
 
 // Plain exhaustive minimum over the same action space: no branch and bound, no ordering,
 // only a map so shared sub-specs are not re-expanded exponentially.
@@ -47,7 +43,7 @@ bool close(double x, double y) {
 }
 
 TEST_CASE("the DP optimum equals brute-force enumeration on every spec up to 4x4x4") {
-  const Target &t = host_target();
+  const Target &t = test::test_target();
   int checked = 0;
   for (int m = 1; m <= 4; ++m)
     for (int n = 1; n <= 4; ++n)
@@ -70,7 +66,7 @@ TEST_CASE("the DP optimum equals brute-force enumeration on every spec up to 4x4
 }
 
 TEST_CASE("branch and bound matches brute force on larger and parallel specs") {
-  const Target &t = host_target();
+  const Target &t = test::test_target();
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 12; ++trial) {
     const int m = 1 + int(rng() % 24), n = 1 + int(rng() % 24), k = 1 + int(rng() % 24);
@@ -88,7 +84,7 @@ TEST_CASE("branch and bound matches brute force on larger and parallel specs") {
 }
 
 TEST_CASE("more memory never makes the best cost worse") {
-  const Target &t = host_target();
+  const Target &t = test::test_target();
   for (auto [m, n, k] : {std::array{64, 64, 64}, {17, 33, 65}, {1, 96, 200}}) {
     double previous = std::numeric_limits<double>::infinity();
     for (double share : {0.125, 0.25, 0.5, 1.0}) {
@@ -106,7 +102,7 @@ TEST_CASE("more memory never makes the best cost worse") {
 }
 
 TEST_CASE("fewer vector registers never make the best cost better") {
-  Target t = host_target();
+  Target t = test::test_target();
   double previous = 0;
   for (uint32_t regs : {16u, 12u, 8u, 6u}) {
     MemoryLimits limits = t.limits();
@@ -121,7 +117,7 @@ TEST_CASE("fewer vector registers never make the best cost better") {
 }
 
 TEST_CASE("a warm memo returns the identical decision and cost") {
-  const Target &t = host_target();
+  const Target &t = test::test_target();
   InMemoryMemo memo;
   Solver solver(t, memo);
   const Spec s = matmul_spec(65, 67, 61, false, true, false, 1, t.limits());
@@ -134,7 +130,7 @@ TEST_CASE("a warm memo returns the identical decision and cost") {
 }
 
 TEST_CASE("a spec whose operands cannot fit any register tile is unsolvable, not a crash") {
-  const Target &t = host_target();
+  const Target &t = test::test_target();
   MemoryLimits limits = t.limits();
   limits.vregs = 0;
   InMemoryMemo memo;
@@ -143,7 +139,7 @@ TEST_CASE("a spec whose operands cannot fit any register tile is unsolvable, not
 }
 
 TEST_CASE("memoized bounds are proven, and cover the target's bound where they say so") {
-  const Target &t = host_target();
+  const Target &t = test::test_target();
   InMemoryMemo memo;
   Solver solver(t, memo);
   for (const Spec &s : {matmul_spec(200, 300, 250, false, false, false, 1, t.limits()),

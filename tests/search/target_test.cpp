@@ -15,6 +15,7 @@
 #include "plan.h"
 #include "solver.h"
 #include "target.h"
+#include "test_target.h"
 
 namespace tessel {
 namespace {
@@ -115,11 +116,6 @@ TEST_CASE("the cache sizes read from CPUID are the ones Linux lists in sysfs") {
   if (compared == 0) MESSAGE("no sysfs cache directories here: nothing to compare");
 }
 
-const Target &host_target() {
-  static const Target t = avx2_target(read_host_caches());
-  return t;
-}
-
 TEST_CASE("operands that fit a cache together live there, larger ones in memory") {
   // A core with a 512 KiB L2, whose usable share (448 KiB) holds 128^3's three 64 KiB
   // operands but not 256^3's three 256 KiB ones.
@@ -143,7 +139,7 @@ TEST_CASE("operands that fit a cache together live there, larger ones in memory"
 }
 
 TEST_CASE("reading from memory: a few long rows at once cost least per line") {
-  const Target &t = host_target();
+  const Target &t = test::test_target();
   const TensorSpec memory{Level::GL, row_major()};
   // The same 1024 lines as 4 rows of 4096 floats, 1 row of 16384, and 64 rows of 256.
   const double four = t.read_cost(memory, 4, 4096, true);
@@ -165,7 +161,7 @@ TEST_CASE("reading from memory: a few long rows at once cost least per line") {
 // Where the one-thread plan for an m x n x k product stages B: the specs below each such
 // stage (only those whose B comes from main memory, if `from_memory`). Not empty.
 std::vector<Spec> b_stages(int64_t m, int64_t n, int64_t k, bool from_memory) {
-  const Target &t = host_target();
+  const Target &t = test::test_target();
   InMemoryMemo memo;
   Solver solver(t, memo);
   Plan plan;
