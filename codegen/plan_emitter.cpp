@@ -14,13 +14,11 @@ namespace {
 // Prefetch distance along rows of B streamed from main memory. Measured on this project's
 // Zen 3 (interleaved runs, no prefetch / 256 / 512 bytes ahead): 8x4096x4096 21 / 27 / 26
 // GFLOP/s; the GEMVs 1x4096x4096 and 1x2048x16384, already at the bandwidth, unchanged. On
-// the Zen 4 VM (perf/ab_builds, 201 paired rounds, ratios to 256 bytes): 128 bytes ahead
-// 1.04 for 1x4096x4096, 1.03 for 1x2048x16384 and 1x4096x11008 (twice each), 8x4096x4096
-// and 4x4096x4096 unchanged, and on two threads +5-17% for the three GEMVs (5 runs each);
-// no prefetch 1.00-1.02; 512 bytes 0.92-0.94 and 1024 0.87-0.93 (prefetches far ahead of 4-8
-// rows read side by side presumably ask for more lines than the core keeps in flight);
-// prefetcht2 (into L2) 2048 bytes ahead made 1x4096x4096 1.15 but 1x4096x11008 0.90.
-constexpr int64_t kStreamPrefetchBytes = 128;
+// the Zen 4 VM 128 bytes was best (perf/ab_builds, paired, ratios to 256 bytes: 1.03-1.04
+// for the GEMVs, 512 bytes 0.92-0.94). On the Zen 5 VM (ratios to 128 bytes, one thread,
+// 201 paired rounds, two runs): 512 bytes 1.05-1.07 for 1x2048x16384, 1.09-1.12 for
+// 1x4096x4096, 8x4096x4096 unchanged; 256 and 1024 bytes gained less, 2048 cost 8x4096x4096 8%.
+constexpr int64_t kStreamPrefetchBytes = 512;
 
 // Innermost loops around a multiply kernel are unrolled: up to kFullUnroll iterations
 // completely, longer ones kUnroll at a time with a straight-line tail. Four copies of the
@@ -67,16 +65,20 @@ Vreg PlanEmitter::tile_out_of_range() {
   return Vreg{0};
 }
 
-// A tile streamed from main memory is read one tile ahead into L2 when it and the next one fit
-// in half of L2. Measured on the Zen 4 VM (perf/ab_builds, paired, one thread): GEMVs staging
-// 8 rows of B, rows of 2048 to 6144 floats (tiles of 64-192 KiB) 5-18% faster (1x4096x4096
-// +11-15%, 1x11008x4096 +11%, 1x16384x2048 +16-18%; 2x4096x4096 +35%, 3x4096x4096 +58%);
-// 4 to 12 rows of A packing B from 16-row tiles of 4096 floats (256 KiB) 15-25% faster
-// (8x4096x4096 +25%, 8x16384x2048 +22%); rows of 8192 and 16384 floats unchanged, and 11008
-// floats (344 KiB tiles) 8.5% slower. Prefetching only the start of each next row when a
-// tile begins did not help.
+// A tile streamed from main memory into L2, for the tiles staged or packed from it into L1,
+// is read one tile ahead into L2 when it and the next one fit in half of L2. On the Zen 4 VM
+// (perf/ab_builds, paired, one thread) that made 2x4096x4096 35% and 3x4096x4096 58% faster
+// and, packing B from 16-row tiles, 8x4096x4096 25%; then the GEMVs, which stream rows of B
+// straight into L1, gained 5-18% from it too, but on the Zen 5 VM they lose as much: without
+// it 1x2048x16384 +16%, 1x4096x4096 +18%, 1x16384x2048 +20%, 1x4096x11008 +6%, and still with
+// it for tiles staged into L2, 2x and 4x4096x4096 +11%, 6x, 8x, 12x and 16x4096x4096 within
+// 1% (each against the look-ahead for both and 128-byte prefetches, 201 paired rounds).
 bool PlanEmitter::look_ahead_fits(const PlanNode &stage) const {
-  if (req_->l2_bytes <= 0) return false;
+  const int inner = stage.children[0];
+  if (req_->l2_bytes <= 0 || inner < 0) return false;
+  const size_t operand = static_cast<size_t>(stage.operand);
+  if (plan_->nodes[static_cast<size_t>(inner)].spec.operands[operand].level != Level::L2)
+    return false;
   const int64_t bytes = stage.spec.rows(stage.operand) * stage.spec.cols(stage.operand) * 4;
   return 2 * bytes <= req_->l2_bytes / 2;
 }
