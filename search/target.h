@@ -101,13 +101,16 @@ struct CostCoefficients {
   // 64 rows of B from memory at a time, 12% slower; 0.15 for packed panels alone cost 256^3
   // and 1000^3 on two threads 1.2-1.4%.
   double l2_stream_line_cycles = 0.25;
-  // A parallel loop's start and join on tessel's team (runtime/team.h). perf/fork_join,
-  // back-to-back calls: 0.47 us beyond the work on the 2-core Zen 4 VM (1700-1750 cycles at
-  // 3.67 GHz); oneTBB's parallel_for, which ran the loops before, 1.1 us there (4000 cycles;
-  // 0.6-1.1 us on the Zen 5 machines, 0.8-1.4 us on a Zen 3 VM). At 6000 the search kept
-  // 64^3 on one thread; at 4000 it split it in two 32x64 tiles, 28% faster on two threads; at
-  // 2000 it splits 48^3 (+40%), 48x64x48 (+54%) and 64x32x64 (+47%) too.
-  double fork_join = 2000;
+  // A parallel loop's start and join on tessel's team (runtime/team.h), beyond the work:
+  // what a helper needs to see the loop and the caller to see it done, two trips of a cache
+  // line between cores. perf/fork_join, back-to-back calls with 2-20 us of work: 0.47 us
+  // on the 2-core Zen 4 VM (1700-1750 cycles at 3.67 GHz), 1.1-1.3 us on the Zen 5 VM
+  // (3800-4500 cycles at 3.49 GHz; a cache line's round trip between its cores 485 ns).
+  // At 6000 the search kept 64^3 on one thread; at 4000 it splits it in two 32x64 tiles,
+  // 28% faster on two threads; at 2000 it split 48^3, 48x64x48 and 64x32x64 too: +40-54%
+  // on the Zen 4 VM, but on the Zen 5 VM 10% slower than at 4000 (48^3 104 against 116
+  // GFLOP/s, 64x32x64 111 against 116, medians of 7 alternating runs).
+  double fork_join = 4000;
 };
 
 // Tile sizes for one extent, ascending: a prefix of the target's tabulated list, or (for a
