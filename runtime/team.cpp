@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <exception>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -23,65 +24,14 @@ constexpr auto kHelperPatience = std::chrono::microseconds(50);
 // preempted on a busy machine must not be waited for at full power.
 constexpr auto kCallerPatience = std::chrono::microseconds(20);
 
+// Iterations a loop may have: first and end of its unclaimed range take 16 bits each.
+constexpr int64_t kMaxIterations = 0xffff;
+
 void pause() {
   for (int i = 0; i < 8; ++i) _mm_pause();
 }
 
 }  // namespace
-
-struct Team::Loop {
-  Loop(Body body, void *context, int64_t iterations)
-      : body(body),
-        context(context),
-        iterations(iterations),
-        unclaimed(static_cast<uint64_t>(iterations) << 32) {}
-
-  const Body body;
-  void *const context;
-  const int64_t iterations;
-  // The iterations not claimed yet, [first, end): the caller claims from the front, helpers
-  // from the back, so that with two threads each takes the same ones call after call, and
-  // finds its tiles' operands in its own caches, as far as they fit there.
-  std::atomic<uint64_t> unclaimed;  // first in the low 32 bits, end in the high 32
-  std::atomic<int64_t> done{0};     // iterations run (or failed)
-  std::atomic<bool> failed{false};
-  std::exception_ptr failure;  // the first failure's, written by the thread that set `failed`
-
-  // The next unclaimed iteration from the front or the back, or -1 when none is left.
-  int64_t claim(bool from_front) {
-    uint64_t range = unclaimed.load(std::memory_order_relaxed);
-    for (;;) {
-      const uint64_t first = range & 0xffffffffu, end = range >> 32;
-      if (first >= end) return -1;
-      const uint64_t rest = from_front ? range + 1 : range - (uint64_t{1} << 32);
-      if (unclaimed.compare_exchange_weak(range, rest, std::memory_order_relaxed))
-        return static_cast<int64_t>(from_front ? first : end - 1);
-    }
-  }
-
-  // Runs unclaimed iterations until none is left. Catches what an iteration throws (a
-  // workspace it could not allocate): it must not leave a oneTBB task, and the caller must
-  // still see the iteration done.
-  void claim_all(bool from_front) {
-    for (int64_t i; (i = claim(from_front)) >= 0;) {
-      try {
-        body(context, i);
-      } catch (...) {
-        if (!failed.exchange(true, std::memory_order_relaxed)) failure = std::current_exception();
-      }
-      done.fetch_add(1, std::memory_order_release);
-    }
-  }
-  void wait_all() const {
-    const auto start = Clock::now();
-    while (done.load(std::memory_order_acquire) < iterations) {
-      if (Clock::now() - start < kCallerPatience)
-        pause();
-      else
-        std::this_thread::yield();
-    }
-  }
-};
 
 // What oneTBB runs on a worker to make it a helper. The caller writes `team` before oneTBB
 // hands the task over, which ThreadSanitizer cannot see (tests/tsan.supp names this).
@@ -108,21 +58,72 @@ Team &Team::of(int threads) {
 Team::Team(int threads) : threads_(threads), arena_(threads) {}
 
 void Team::run(int64_t iterations, Body body, void *context) {
-  if (iterations < 0 || iterations > 0xffffffff)  // a grid has at most 4 tiles per thread
+  if (iterations < 0 || iterations > kMaxIterations)  // a grid has at most 4 tiles per thread
     throw std::invalid_argument("tessel: a parallel loop of " + std::to_string(iterations) +
                                 " iterations");
-  auto loop = std::make_shared<Loop>(body, context, iterations);
-  if (threads_ > 1 && iterations > 1) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      loop_ = loop;
-    }
-    published_.fetch_add(1);  // before counting helpers: see help()
-    enlist_helpers();
+  if (threads_ == 1 || iterations <= 1 || in_use_.exchange(true, std::memory_order_acquire)) {
+    std::exception_ptr failure;
+    for (int64_t i = 0; i < iterations; ++i) try {
+        body(context, i);
+      } catch (...) {
+        if (!failure) failure = std::current_exception();
+      }
+    if (failure) std::rethrow_exception(failure);
+    return;
   }
-  loop->claim_all(true);
-  loop->wait_all();
-  if (loop->failed.load(std::memory_order_acquire)) std::rethrow_exception(loop->failure);
+  // The previous loop's threads are done with these: the caller that owned it saw them all.
+  done_.store(0, std::memory_order_relaxed);
+  failed_.store(false, std::memory_order_relaxed);
+  failure_ = nullptr;
+  published_.body.store(body, std::memory_order_relaxed);
+  published_.context.store(context, std::memory_order_relaxed);
+  // Only the owning caller changes the generation; it publishes iteration 0 as its own.
+  const uint32_t generation =
+      static_cast<uint32_t>(published_.state.load(std::memory_order_relaxed) >> 32) + 1;
+  published_.state.store(uint64_t{generation} << 32 | static_cast<uint64_t>(iterations) << 16 | 1);
+  enlist_helpers();  // after publishing: see help()
+  run_iteration(body, context, 0);
+  claim_all(generation, body, context, true);
+  const auto start = Clock::now();
+  while (done_.load(std::memory_order_acquire) < iterations) {
+    if (Clock::now() - start < kCallerPatience)
+      pause();
+    else
+      std::this_thread::yield();
+  }
+  const bool failed = failed_.load(std::memory_order_relaxed);
+  std::exception_ptr failure = failed ? failure_ : nullptr;
+  in_use_.store(false, std::memory_order_release);
+  if (failure) std::rethrow_exception(failure);
+}
+
+int64_t Team::claim(uint32_t generation, bool from_front) {
+  uint64_t state = published_.state.load(std::memory_order_relaxed);
+  for (;;) {
+    const uint64_t first = state & 0xffff, end = state >> 16 & 0xffff;
+    if (state >> 32 != generation || first >= end) return -1;
+    const uint64_t rest = from_front ? state + 1 : state - (uint64_t{1} << 16);
+    // Acquire-release: a helper's reads of body and context come before its claim, and so
+    // before the owner, seeing the loop done, publishes the next one over them.
+    if (published_.state.compare_exchange_weak(state, rest, std::memory_order_acq_rel,
+                                               std::memory_order_relaxed))
+      return static_cast<int64_t>(from_front ? first : end - 1);
+  }
+}
+
+void Team::claim_all(uint32_t generation, Body body, void *context, bool from_front) {
+  for (int64_t i; (i = claim(generation, from_front)) >= 0;) run_iteration(body, context, i);
+}
+
+// Catches what an iteration throws (a workspace it could not allocate): it must not leave a
+// oneTBB task, and the caller must still see the iteration done.
+void Team::run_iteration(Body body, void *context, int64_t i) {
+  try {
+    body(context, i);
+  } catch (...) {
+    if (!failed_.exchange(true, std::memory_order_relaxed)) failure_ = std::current_exception();
+  }
+  done_.fetch_add(1, std::memory_order_release);
 }
 
 void Team::enlist_helpers() {
@@ -140,18 +141,17 @@ void Team::enlist_helpers() {
 }
 
 void Team::help() {
-  uint64_t seen = 0;  // none yet: the loop published when this helper was enlisted is new
+  uint32_t seen = 0;  // none yet: the loop published when this helper was enlisted is new
   auto idle_since = Clock::now();
   for (;;) {
-    const uint64_t published = published_.load();
-    if (published != seen) {
-      seen = published;
-      std::shared_ptr<Loop> loop;
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        loop = loop_;
-      }
-      loop->claim_all(false);  // nothing left of an older loop that finished meanwhile
+    const uint64_t state = published_.state.load(std::memory_order_acquire);
+    const auto generation = static_cast<uint32_t>(state >> 32);
+    if (generation != seen) {
+      seen = generation;
+      // Read with the generation they were published with, or (the loop over) a later
+      // one's, which claim() then refuses.
+      claim_all(generation, published_.body.load(std::memory_order_relaxed),
+                published_.context.load(std::memory_order_relaxed), false);
       idle_since = Clock::now();
     } else if (Clock::now() - idle_since < kHelperPatience) {
       pause();
@@ -160,7 +160,7 @@ void Team::help() {
       // and enlisted none: publishing before counting, and uncounting before looking again
       // (all sequentially consistent), one of the two sees the other.
       helpers_.fetch_sub(1);
-      if (published_.load() == seen) return;
+      if (published_.state.load() >> 32 == seen) return;
       int count = helpers_.load();
       do {
         if (count >= threads_ - 1) return;  // another helper took this one's place

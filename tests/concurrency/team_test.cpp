@@ -80,6 +80,22 @@ TEST_CASE("many callers share a team, and calls from inside oneTBB tasks finish"
   CHECK(wrong == 0);
 }
 
+TEST_CASE("a helper late for a loop never runs a later loop's iterations with it") {
+  // Back-to-back loops without work: a helper that read one loop's body and context while the
+  // caller finished it alone must not claim the next loop's iterations for them. Each loop
+  // has its own tally, checked after all ran (a stale claim would run an old one twice).
+  Team &team = Team::of(2);
+  std::vector<std::unique_ptr<Tally>> tallies;
+  for (int call = 0; call < 100000; ++call) {
+    tallies.push_back(std::make_unique<Tally>(2 + call % 3));
+    team.run(tallies.back()->n, &Tally::body, tallies.back().get());
+  }
+  int wrong = 0;
+  for (const auto &t : tallies) wrong += !t->each_once();
+  CHECK(wrong == 0);
+  CHECK_THROWS_AS(team.run(70000, &Tally::body, tallies.front().get()), std::invalid_argument);
+}
+
 TEST_CASE("an iteration's exception reaches the caller after every other iteration ran") {
   Team &team = Team::of(2);
   struct Failing {
