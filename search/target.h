@@ -102,15 +102,14 @@ struct CostCoefficients {
   // and 1000^3 on two threads 1.2-1.4%.
   double l2_stream_line_cycles = 0.25;
   // A parallel loop's start and join on tessel's team (runtime/team.h), beyond the work:
-  // what a helper needs to see the loop and the caller to see it done, two trips of a cache
-  // line between cores. perf/fork_join, back-to-back calls with 2-20 us of work: 0.47 us
-  // on the 2-core Zen 4 VM (1700-1750 cycles at 3.67 GHz), 1.1-1.3 us on the Zen 5 VM
-  // (3800-4500 cycles at 3.49 GHz; a cache line's round trip between its cores 485 ns).
-  // At 6000 the search kept 64^3 on one thread; at 4000 it splits it in two 32x64 tiles,
-  // 28% faster on two threads; at 2000 it split 48^3, 48x64x48 and 64x32x64 too: +40-54%
-  // on the Zen 4 VM, but on the Zen 5 VM 10% slower than at 4000 (48^3 104 against 116
-  // GFLOP/s, 64x32x64 111 against 116, medians of 7 alternating runs).
-  double fork_join = 4000;
+  // what a helper needs to see the loop and the caller to see it done, cache lines moved
+  // between cores. perf/fork_join, back-to-back calls with 2-20 us of work, on the Zen 5 VM
+  // (3.49 GHz; a line's round trip between its cores 485 ns): 0.33-0.38 us (1150-1350
+  // cycles) since the loop is published on one line, 1.1-1.3 us before (4000 here then; the
+  // Zen 4 VM took 0.47 us). At 6000 the search kept 64^3 on one thread; at 4000 it splits it
+  // in two 32x64 tiles; at 1500 it splits 48^3 and 64x32x64 too (two threads, medians of 7
+  // alternating runs: 48^3 115 -> 123 GFLOP/s, 64x32x64 114 -> 129; 32^3, 24^3 stay whole).
+  double fork_join = 1500;
 };
 
 // Tile sizes for one extent, ascending: a prefix of the target's tabulated list, or (for a
