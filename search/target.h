@@ -101,15 +101,17 @@ struct CostCoefficients {
   // 64 rows of B from memory at a time, 12% slower; 0.15 for packed panels alone cost 256^3
   // and 1000^3 on two threads 1.2-1.4%.
   double l2_stream_line_cycles = 0.25;
-  // A parallel loop's start and join on tessel's team (runtime/team.h), beyond the work:
-  // what a helper needs to see the loop and the caller to see it done, cache lines moved
-  // between cores. perf/fork_join, back-to-back calls with 2-20 us of work, on the Zen 5 VM
-  // (3.49 GHz; a line's round trip between its cores 485 ns): 0.33-0.38 us (1150-1350
-  // cycles) since the loop is published on one line, 1.1-1.3 us before (4000 here then; the
-  // Zen 4 VM took 0.47 us). At 6000 the search kept 64^3 on one thread; at 4000 it splits it
-  // in two 32x64 tiles; at 1500 it splits 48^3 and 64x32x64 too (two threads, medians of 7
-  // alternating runs: 48^3 115 -> 123 GFLOP/s, 64x32x64 114 -> 129; 32^3, 24^3 stay whole).
-  double fork_join = 1500;
+  // A parallel loop's start and join on tessel's team (runtime/team.h), beyond the work.
+  // perf/fork_join, back-to-back calls with 2-20 us of work, on the Zen 5 VM (3.49 GHz; a
+  // cache line's round trip between its cores 485 ns): 0.33-0.38 us (1150-1350 cycles) since
+  // the loop is published on one line, 1.1-1.3 us before (the Zen 4 VM took 0.47 us). At 6000
+  // the search kept 64^3 on one thread; at 4000 it splits it in two 32x64 tiles. At 1500 it
+  // splits 48^3 and 64x32x64 too (two threads, medians of 7 alternating runs: 48^3 115 -> 123
+  // GFLOP/s, 64x32x64 114 -> 129), but more parallel splits survive its bounds everywhere:
+  // the search of 40 random two-thread shapes (tessel warm, 1 to 300 per dimension) took
+  // 2.65-3.26 s against 2.10-2.39 s, two alternating runs each). Held at 4000 until the
+  // search prunes parallel tiles better.
+  double fork_join = 4000;
 };
 
 // Tile sizes for one extent, ascending: a prefix of the target's tabulated list, or (for a
