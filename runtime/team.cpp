@@ -91,8 +91,7 @@ void Team::run(int64_t iterations, Body body, void *context) {
     else
       std::this_thread::yield();
   }
-  const bool failed = failed_.load(std::memory_order_relaxed);
-  std::exception_ptr failure = failed ? failure_ : nullptr;
+  const std::exception_ptr failure = failure_;  // set only by the first failure
   in_use_.store(false, std::memory_order_release);
   if (failure) std::rethrow_exception(failure);
 }
