@@ -20,13 +20,6 @@ namespace {
 // 1x4096x4096, 8x4096x4096 unchanged; 256 and 1024 bytes gained less, 2048 cost 8x4096x4096 8%.
 constexpr int64_t kStreamPrefetchBytes = 512;
 
-// Innermost loops around a multiply kernel are unrolled: up to kFullUnroll iterations
-// completely, longer ones kUnroll at a time with a straight-line tail. Four copies of the
-// 6x16 broadcast step are ~0.5 KiB, comfortably inside the decoded-uop cache, and amortize
-// the counter and the two pointer bumps over 48 FMAs (measured: 8 gains nothing more).
-constexpr int64_t kUnroll = 4;
-constexpr int64_t kFullUnroll = 8;
-
 // Register tiles below this many cycles (the cost model's) stay inline even when they recur:
 // a call, its return and the displacement adds at the call site cost a few cycles. Measured
 // (the same plans emitted both ways, 200 interleaved runs): 256^3, 1000^3, 1024^3 and
@@ -157,6 +150,7 @@ void PlanEmitter::emit(const EmitRequest &req, uint8_t *buffer, size_t capacity)
   max_height_ = 0;
   tile_registers_ = 0;
   tile_tensor_ = -1;
+  cursor_ = PrefetchCursor{};
   outlined_tiles_ = tile_calls_ = 0;
   Xbyak::Label mask_table;
   mask_table_ = &mask_table;
@@ -522,6 +516,7 @@ void PlanEmitter::emit_unrolled_kernel_loop(int id, int64_t iterations, const Sh
     emit_node(body);
     displace(shifts, 1);
   }
+  step_prefetch_cursor();
   displace(shifts, -kUnroll);
   advance(shifts, kUnroll);
   counter_dec(height_[static_cast<size_t>(id)]);
@@ -767,8 +762,11 @@ void PlanEmitter::emit_alloc(int id) {
     return;
   }
   if (t.role == PlanTensor::Role::Registers) prefetch_store_target(n);
-  for (int c : n.children)
-    if (c >= 0) emit_node(c);
+  for (size_t slot = 0; slot < n.children.size(); ++slot) {
+    if (slot == 1 && t.role == PlanTensor::Role::Buffer) start_prefetch_cursor(n, st.reg);
+    if (n.children[slot] >= 0) emit_node(n.children[slot]);
+  }
+  if (t.role == PlanTensor::Role::Buffer) cursor_ = PrefetchCursor{};
   st.live = false;
   if (nt == tile_tensor_) {
     tile_tensor_ = -1;
@@ -901,6 +899,7 @@ void PlanEmitter::emit_tile_call(int id) {
       callable &= tensors_[static_cast<size_t>(record.inputs[j])].reg != st.reg;
     if (tile.first != nullptr) callable &= same_input(st, tile.inputs[i]);
   }
+  if (tile.first != nullptr) callable &= tile.cursor == cursor_;
   if (!callable) {
     tiles_in_place_ = true;
     emit_alloc(id);
@@ -909,6 +908,7 @@ void PlanEmitter::emit_tile_call(int id) {
   }
   if (tile.first == nullptr) {
     tile.first = &record;
+    tile.cursor = cursor_;
     for (size_t i = 0; i < record.inputs.size() && record.inputs[i] >= 0; ++i) {
       tile.inputs[i] = tensors_[static_cast<size_t>(record.inputs[i])];
       tile.inputs[i].disp = 0;
@@ -937,10 +937,12 @@ void PlanEmitter::emit_outlined_tiles() {
     tile.start = here();
     for (size_t i = 0; i < tile.first->inputs.size() && tile.first->inputs[i] >= 0; ++i)
       tensors_[static_cast<size_t>(tile.first->inputs[i])] = tile.inputs[i];
+    cursor_ = tile.cursor;
     emit_alloc(tile.first->node);
     ret();
     ++outlined_tiles_;
   }
+  cursor_ = PrefetchCursor{};
   for (const TileCall &c : tile_calls_made_)
     land(c.rel32, outlined_[static_cast<size_t>(c.kind)].start);
   set_frame_shift(0);

@@ -3,6 +3,7 @@
 // off. The solver chooses the kernels; the sweep records which ones its plans used and
 // asserts that every catalogue kernel was exercised (ZeroMemory, which the solver prefers
 // not to use, through a plan forced by a pre-populated memo).
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -411,7 +412,43 @@ int check_next_pack_prefetches(Solver &solver, const test::JitCase &c, std::mt19
   return checked;
 }
 
+// Whether `code` holds prefetcht1 [r13] (41 0f 18 55 00): a step of the prefetch cursor.
+bool has_cursor_step(const uint8_t *code, size_t size) {
+  static constexpr uint8_t kStep[] = {0x41, 0x0f, 0x18, 0x55, 0x00};
+  return std::search(code, code + size, std::begin(kStep), std::end(kStep)) != code + size;
+}
+
 }  // namespace
+
+TEST_CASE("codegen: short bodies between packs of B from L3 fetch the next tile as they run") {
+  // B in L3 is packed 128 rows at a time inside loops over n and k. Under 24 to 41 rows of A
+  // the body between two packs makes few kernel-loop iterations per line of the next tile:
+  // they step the prefetch cursor over it. Under 384 rows they are many: no cursor. Exact
+  // either way: the cursor's registers are the packs', free in the body.
+  const Target target = avx2_target(HostCaches{48 * 1024, 1024 * 1024, 32 * 1024 * 1024});
+  InMemoryMemo base;
+  Solver solver(target, base);
+  std::mt19937_64 rng(64);
+  int with_cursor = 0, without = 0;
+  for (int64_t m : {24, 32, 41, 384})
+    for (bool accumulate : {false, true}) {
+      const test::JitCase c{m, 1536, 512, false, false, accumulate, 1, 0.5f, 0, false};
+      Plan plan;
+      const std::string r = test::run_jit_case(solver, c, rng, &plan);
+      CHECK_MESSAGE(r.empty(), r);
+      std::vector<int64_t> next;
+      next_pack_tiles(plan, 1540, &next);
+      REQUIRE_MESSAGE(!next.empty(), format_plan(plan));
+      std::unique_ptr<JitKernel> jit;
+      std::string error;
+      REQUIRE(emit_kernel({&plan, c.k, 1540, c.n, "cursor"}, &jit, &error));
+      const bool cursor = has_cursor_step(jit->code(), jit->code_size());
+      CHECK_MESSAGE(cursor == (m < 384), format_plan(plan));
+      ++(cursor ? with_cursor : without);
+    }
+  CHECK(with_cursor == 6);
+  CHECK(without == 2);
+}
 
 TEST_CASE("codegen: packs of B from L3 prefetch the tile their loop packs next, and stay exact") {
   // Few rows of A against a B in L3: B is packed 128 rows at a time inside loops over n and
