@@ -150,7 +150,7 @@ void PlanEmitter::emit(const EmitRequest &req, uint8_t *buffer, size_t capacity)
   max_height_ = 0;
   tile_registers_ = 0;
   tile_tensor_ = -1;
-  cursor_ = PrefetchCursor{};
+  cursor_ = PackCursor{};
   outlined_tiles_ = tile_calls_ = 0;
   Xbyak::Label mask_table;
   mask_table_ = &mask_table;
@@ -202,6 +202,9 @@ void PlanEmitter::emit_function() {
   compute_heights();
   if (failed()) return;
   plan_c_copy();
+  ahead_offset_ = c_copy_.bytes > 0 ? c_copy_.offset + c_copy_.bytes : plan_->workspace_bytes;
+  ahead_offset_ = (ahead_offset_ + 63) / 64 * 64;
+  ahead_bytes_ = 0;
   find_outlined_tiles();
   preamble(frame_needs());
   emit_node(plan_->root);
@@ -262,7 +265,8 @@ bool PlanEmitter::copies_c(const PlanNode &n) const {
 }
 
 int64_t PlanEmitter::workspace_bytes() const {
-  return std::max(plan_->workspace_bytes, c_copy_.bytes > 0 ? c_copy_.offset + c_copy_.bytes : 0);
+  return std::max({plan_->workspace_bytes, c_copy_.bytes > 0 ? c_copy_.offset + c_copy_.bytes : 0,
+                   ahead_bytes_ > 0 ? ahead_offset_ + ahead_bytes_ : 0});
 }
 
 void PlanEmitter::emit_c_copy_stage(int id) {
@@ -482,6 +486,9 @@ void PlanEmitter::emit_loop_iterations(int id, const Shifts &shifts) {
     emit_node(body);
     displace(shifts, 1);
     ++done_static;
+  } else if (pipelines_pack(id, iterations, shifts)) {
+    emit_pipelined_pack_loop(id, iterations, shifts);
+    done_dynamic += iterations;
   } else if (iterations > 1) {
     counter_set(height, iterations);
     const size_t top = here();
@@ -516,7 +523,7 @@ void PlanEmitter::emit_unrolled_kernel_loop(int id, int64_t iterations, const Sh
     emit_node(body);
     displace(shifts, 1);
   }
-  step_prefetch_cursor();
+  step_pack_cursor();
   displace(shifts, -kUnroll);
   advance(shifts, kUnroll);
   counter_dec(height_[static_cast<size_t>(id)]);
@@ -739,21 +746,8 @@ void PlanEmitter::emit_alloc(int id) {
     tile_registers_ = count;
     st = live_state(Xbyak::Reg64(), 0, t.spec.layout);
   } else if (t.role == PlanTensor::Role::Buffer) {
-    if (n.operand != 0 && n.operand != 1) {
-      fail("codegen: packed buffer for an operand other than A or B");
-      return;
-    }
-    const Xbyak::Reg64 reg = n.operand == 0 ? reg_a_panel : reg_b_panel;
-    for (size_t i = 0; i < tensors_.size(); ++i)
-      if (tensors_[i].live && tensors_[i].reg == reg &&
-          plan_->tensors[i].role == PlanTensor::Role::Buffer) {
-        fail("codegen: two packed buffers of one operand are live at once");
-        return;
-      }
-    if (t.workspace_offset < 0 || t.workspace_offset + t.bytes > plan_->workspace_bytes) {
-      fail("codegen: buffer outside the workspace");
-      return;
-    }
+    Xbyak::Reg64 reg;
+    if (!buffer_register(n, &reg)) return;
     mov(reg, workspace_slot());
     add_imm(reg, t.workspace_offset);
     st = live_state(reg, t.ext, t.spec.layout);
@@ -762,16 +756,33 @@ void PlanEmitter::emit_alloc(int id) {
     return;
   }
   if (t.role == PlanTensor::Role::Registers) prefetch_store_target(n);
-  for (size_t slot = 0; slot < n.children.size(); ++slot) {
-    if (slot == 1 && t.role == PlanTensor::Role::Buffer) start_prefetch_cursor(n, st.reg);
-    if (n.children[slot] >= 0) emit_node(n.children[slot]);
-  }
-  if (t.role == PlanTensor::Role::Buffer) cursor_ = PrefetchCursor{};
+  for (int c : n.children)
+    if (c >= 0) emit_node(c);
   st.live = false;
   if (nt == tile_tensor_) {
     tile_tensor_ = -1;
     tile_registers_ = 0;
   }
+}
+
+bool PlanEmitter::buffer_register(const PlanNode &alloc, Xbyak::Reg64 *reg) {
+  const PlanTensor &t = plan_->tensors[static_cast<size_t>(alloc.new_tensor)];
+  if (alloc.operand != 0 && alloc.operand != 1) {
+    fail("codegen: packed buffer for an operand other than A or B");
+    return false;
+  }
+  *reg = alloc.operand == 0 ? reg_a_panel : reg_b_panel;
+  for (size_t i = 0; i < tensors_.size(); ++i)
+    if (tensors_[i].live && tensors_[i].reg == *reg &&
+        plan_->tensors[i].role == PlanTensor::Role::Buffer) {
+      fail("codegen: two packed buffers of one operand are live at once");
+      return false;
+    }
+  if (t.workspace_offset < 0 || t.workspace_offset + t.bytes > plan_->workspace_bytes) {
+    fail("codegen: buffer outside the workspace");
+    return false;
+  }
+  return true;
 }
 
 bool PlanEmitter::same_tile(TileRecord *a, TileRecord *b) const {
@@ -942,7 +953,7 @@ void PlanEmitter::emit_outlined_tiles() {
     ret();
     ++outlined_tiles_;
   }
-  cursor_ = PrefetchCursor{};
+  cursor_ = PackCursor{};
   for (const TileCall &c : tile_calls_made_)
     land(c.rel32, outlined_[static_cast<size_t>(c.kind)].start);
   set_frame_shift(0);

@@ -204,28 +204,45 @@ class PlanEmitter : public EmitterBase {
   void add_shift_multiple(int tensor, const Shifts &shifts, const Xbyak::Address &times);
   void emit_unrolled_kernel_loop(int id, int64_t iterations, const Shifts &shifts);
   void emit_alloc(int id);
+  // The register a packed buffer's origin lives in, checked free and inside the workspace.
+  bool buffer_register(const PlanNode &alloc, Xbyak::Reg64 *reg);
   void emit_kernel_call(int id);
   // Outlined register tiles (see the top of this file).
   void find_outlined_tiles();
   void emit_tile_call(int id);
   void emit_outlined_tiles();
   void prefetch_store_target(const PlanNode &alloc);
-  // The prefetch cursor (prefetch_cursor.cpp): after the pack that opens `alloc` (a buffer
-  // whose origin is in `buffer`), points reg_src at the next tile's source if the body
-  // qualifies; step_prefetch_cursor() fetches its next line, if a cursor is live.
-  struct PrefetchCursor {
+  // Packing ahead (pack_ahead.cpp): a loop whose body packs a tile and multiplies it, briefly,
+  // copies the next tile while it multiplies this one, a panel row per counted kernel-loop
+  // iteration (step_pack_cursor) through the cursor below.
+  struct PackCursor {
     bool live = false;
-    int64_t lines_per_run = 0;
-    int64_t run_skip = 0;  // bytes from past a run's last line to the next run
-    int park = 0;          // the register holding the buffer's origin
-    bool operator==(const PrefetchCursor &) const = default;
+    int64_t units = 0;       // panel rows per source run
+    int64_t unit_bytes = 0;  // source bytes per unit
+    int64_t run_skip = 0;    // source bytes from past a run's last unit to the next run
+    int64_t dst_unit = 0, dst_run_skip = 0;  // the same in the other buffer
+    int64_t ahead = 0;                       // source bytes prefetched ahead
+    bool operator==(const PackCursor &) const = default;
   };
-  void start_prefetch_cursor(const PlanNode &alloc, const Xbyak::Reg64 &buffer);
-  void step_prefetch_cursor();
+  // A pack that may be done ahead, as pack_ahead() reads it off the alloc it opens.
+  struct AheadPack {
+    const PlanNode *pack = nullptr;
+    int64_t runs = 0, run_bytes = 0;                // the source: runs along the panels, contiguous
+    int64_t src_run = 0;                            // bytes from one run to the next
+    int64_t dst_panel = 0, dst_run = 0, strip = 0;  // the buffer: bytes per panel, per run
+  };
+  bool pack_ahead(const PlanNode &alloc, AheadPack *out) const;
+  // Whether loop `id` (moving its operands by `shifts`) packs ahead, and its emission.
+  bool pipelines_pack(int id, int64_t iterations, const Shifts &shifts) const;
+  void emit_pipelined_pack_loop(int id, int64_t iterations, const Shifts &shifts);
+  // One unit of the live cursor, if any.
+  void step_pack_cursor();
   // Iterations of counted kernel loops (each kUnroll kernels) a run of node `id` makes.
   int64_t kernel_loop_steps(int id) const;
   // Whether nothing below `id` uses the cursor's registers.
-  bool prefetch_cursor_body(int id) const;
+  bool cursor_free_body(int id) const;
+  // The second buffer of pipelined packs, after the plan's buffers and the C copy.
+  int64_t ahead_offset_ = 0, ahead_bytes_ = 0;
   // The origins a loop over `dim` in steps of `step` moves (n's own for a Loop).
   bool loop_shifts(const PlanNode &n, int dim, int64_t step, Shifts *out);
   // Moves every shifted origin by `times` iterations at run time, or statically.
@@ -254,7 +271,7 @@ class PlanEmitter : public EmitterBase {
   struct OutlinedTile {
     const TileRecord *first = nullptr;  // the first call site, emitted as the subroutine
     std::array<TensorState, 3> inputs;  // first's input states, with no displacement
-    PrefetchCursor cursor;              // first's, stepped by the subroutine's loops
+    PackCursor cursor;                  // first's, stepped by the subroutine's loops
     size_t start = 0;                   // where its subroutine begins, once emitted
   };
 
@@ -265,7 +282,7 @@ class PlanEmitter : public EmitterBase {
   int max_height_ = 0;
   int tile_registers_ = 0;
   int tile_tensor_ = -1;
-  PrefetchCursor cursor_;
+  PackCursor cursor_;
   Xbyak::Label *mask_table_ = nullptr;  // emit()'s own: labels last one function
   std::vector<int32_t> outline_;        // per node: 1 + its index in tiles_ if outlined, or 0
   // Kept, with their storage, from plan to plan:

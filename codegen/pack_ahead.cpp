@@ -1,0 +1,212 @@
+// Packing ahead: a loop whose body packs a tile from L3 or main memory and then multiplies
+// it only briefly copies the next tile while it multiplies this one.
+//
+// A pack from far misses on every line it reads, and copying a tile of 256 KiB into an L2
+// buffer takes ~6 us even from L2 (its stores miss L1 too): where few rows of A share each
+// line of B (32x768x3072 packs 128x512 tiles of B for 32 rows) the packs took a quarter of
+// the time, in bursts the FMAs sat out. So the loop packs its first tile as the alloc would,
+// then each iteration copies the next tile into a second buffer, one panel row per counted
+// kernel-loop iteration of the body (step_pack_cursor), prefetching two source runs ahead,
+// and finishes what the body left before the next iteration; the two buffers alternate.
+// reg_src walks the source, rcx the other buffer, reg_dst counts the panel rows left in the
+// run, reg_count_outer the runs left (0 on the last iteration: nothing to copy). The body
+// runs no pack, no zeroing of memory and no C copy, the only other users of those registers
+// (cursor_free_body).
+//
+// Paired, one thread (perf/ab_builds): 32x768x3072 +10%, 64x768x3072 +5%, 16x1024x4096 +7%
+// against prefetching the next tile a line per kernel-loop iteration instead (itself +1%,
+// +4%, +10% over the packs alone); two threads 32x768x3072 +7.6%. Longer bodies hide the
+// packs' misses themselves, and steps there only add instructions (prefetching in every such
+// body: 512x768x3072 -3 to -5%, 1024^3 -2 to -3%, 128x768x768 -1 to -2%): bodies of more than
+// kStepsPerLine kernel-loop iterations per line of the tile keep their packs as they are.
+#include <algorithm>
+
+#include "kernels/kernel_emitters.h"
+#include "plan_emitter.h"
+
+namespace tessel {
+namespace {
+
+constexpr int64_t kStepsPerLine = 4;
+constexpr int64_t kCopyRunsAhead = 2;
+
+}  // namespace
+
+int64_t PlanEmitter::kernel_loop_steps(int id) const {
+  if (id < 0) return 0;
+  const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
+  if (n.kind == NodeKind::Kernel) return 0;
+  if (n.kind != NodeKind::Loop) {
+    int64_t steps = 0;
+    for (int c : n.children) steps += kernel_loop_steps(c);
+    return steps;
+  }
+  // As emit_loop_iterations: a first iteration of its own, the body for the rest (a kernel
+  // body unrolled, counted kUnroll iterations at a time past kFullUnroll), the remainder.
+  const int body = n.children[0];
+  const int64_t iterations = n.trips - (n.children[2] >= 0 && n.trips > 0 ? 1 : 0);
+  int64_t steps = kernel_loop_steps(n.children[1]) + kernel_loop_steps(n.children[2]);
+  if (body >= 0 && plan_->nodes[static_cast<size_t>(body)].kind == NodeKind::Kernel)
+    return steps + (iterations > kFullUnroll ? iterations / kUnroll : 0);
+  return steps + iterations * kernel_loop_steps(body);
+}
+
+bool PlanEmitter::cursor_free_body(int id) const {
+  if (id < 0) return true;
+  const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
+  if (n.kind == NodeKind::Kernel) return !kernel_writes_temporaries(n.kernel);
+  if (copies_c(n) || n.kind == NodeKind::Grid) return false;
+  for (int c : n.children)
+    if (!cursor_free_body(c)) return false;
+  return true;
+}
+
+bool PlanEmitter::pack_ahead(const PlanNode &alloc, AheadPack *out) const {
+  const int prologue = alloc.children[0];
+  if (alloc.kind != NodeKind::Alloc || tile_registers_ != 0 || prologue < 0 ||
+      alloc.new_tensor < 0 ||
+      plan_->tensors[static_cast<size_t>(alloc.new_tensor)].role != PlanTensor::Role::Buffer)
+    return false;
+  const PlanNode &pack = plan_->nodes[static_cast<size_t>(prologue)];
+  if (pack.kind != NodeKind::Kernel || pack.kernel != KernelId::PackPanels ||
+      next_tile_bytes(pack, 0) == 0 || !from_far(pack, 0))
+    return false;
+  // The source's runs along the panels' axis, as the pack reads them (contiguous only).
+  const Layout dst = pack.spec.operands[1].layout;
+  const int p_axis = dst.kind == LayoutKind::PanelCols ? 1 : 0;
+  const int64_t pi = p_axis == 0 ? 1 : 0, pj = 1 - pi;
+  if (!dst.is_panel() || element_bytes(pack, 0, pi, pj) != 4) return false;
+  AheadPack a;
+  a.pack = &pack;
+  a.runs = pack.spec.dims[static_cast<size_t>(1 - p_axis)];
+  a.run_bytes = pack.spec.dims[static_cast<size_t>(p_axis)] * 4;
+  a.src_run = element_bytes(pack, 0, pj, pi);
+  a.strip = dst.strip;
+  // The buffer's strides from its layout: the pipelined loop asks before it is live.
+  const int64_t ext = plan_->tensors[static_cast<size_t>(alloc.new_tensor)].ext;
+  a.dst_panel = 4 * element_offset(dst, ext, pi * dst.strip, pj * dst.strip);
+  a.dst_run = 4 * element_offset(dst, ext, pj, pi);
+  const int64_t steps = kernel_loop_steps(alloc.children[1]);
+  if (steps == 0 || steps > kStepsPerLine * a.runs * ((a.run_bytes + 63) / 64) ||
+      !cursor_free_body(alloc.children[1]))
+    return false;
+  *out = a;
+  return true;
+}
+
+bool PlanEmitter::pipelines_pack(int id, int64_t iterations, const Shifts &shifts) const {
+  const PlanNode &loop = plan_->nodes[static_cast<size_t>(id)];
+  const int body = loop.children[0];
+  AheadPack a;
+  if (iterations < 2 || body < 0 || !pack_ahead(plan_->nodes[static_cast<size_t>(body)], &a))
+    return false;
+  // The next iteration packs the next tile of this loop: the source is moved by it, once.
+  int moves = 0;
+  for (const Shift &sh : shifts)
+    if (sh.first == a.pack->tensors[0]) moves += sh.second == next_tile_bytes(*a.pack, 0) ? 1 : 2;
+  if (moves != 1) return false;
+  // Whole panels of whole vectors: a unit is a panel row, copied as vectors.
+  const int64_t width = a.run_bytes / 4;
+  return a.strip % kLanes == 0 && width % a.strip == 0;
+}
+
+void PlanEmitter::emit_pipelined_pack_loop(int id, int64_t iterations, const Shifts &shifts) {
+  const PlanNode &loop = plan_->nodes[static_cast<size_t>(id)];
+  const PlanNode &alloc = plan_->nodes[static_cast<size_t>(loop.children[0])];
+  AheadPack a;
+  if (!pack_ahead(alloc, &a)) {
+    fail("codegen: a pipelined pack that does not qualify");
+    return;
+  }
+  const int nt = alloc.new_tensor;
+  const PlanTensor &t = plan_->tensors[static_cast<size_t>(nt)];
+  Xbyak::Reg64 reg;
+  if (!buffer_register(alloc, &reg)) return;
+  ahead_bytes_ = std::max(ahead_bytes_, t.bytes);
+  const int64_t buffers[2] = {t.workspace_offset, ahead_offset_};
+  const int64_t next = next_tile_bytes(*a.pack, 0);
+  const int64_t units = a.run_bytes / 4 / a.strip;
+  TensorState &st = tensors_[static_cast<size_t>(nt)];
+
+  // The first tile, packed into buffer 0 as the alloc would.
+  mov(reg, workspace_slot());
+  add_imm(reg, buffers[0]);
+  st = live_state(reg, t.ext, t.spec.layout);
+  emit_node(alloc.children[0]);
+
+  const int height = height_[static_cast<size_t>(id)];
+  counter_set(height, iterations);
+  const Xbyak::Reg64 counter = height <= kCounterRegisters ? reg_loop[height - 1] : reg_scratch;
+  const size_t top = here();
+  if (height > kCounterRegisters) mov(reg_scratch, spill_slot(height - kCounterRegisters - 1));
+  // Iteration i (the counter at iterations - i) multiplies buffer i % 2 and fills the other.
+  Xbyak::Label same, last;
+  mov(reg, workspace_slot());
+  mov(rcx, reg);
+  add_imm(reg, buffers[0]);
+  add_imm(rcx, buffers[1]);
+  test(counter, 1);
+  if (iterations % 2 == 0) {
+    jz(same);
+  } else {
+    jnz(same);
+  }
+  xchg(reg, rcx);
+  L(same);
+  xor_(reg_count_outer.cvt32(), reg_count_outer.cvt32());
+  cmp(counter, 1);
+  je(last);
+  load_origin(reg_src, *a.pack, 0);
+  add_imm(reg_src, next);
+  // The first runs, which no step prefetches (up to 2 KiB of each: the code stays short).
+  for (int64_t r = 0; r < kCopyRunsAhead && r < a.runs; ++r)
+    for (int64_t b = 0; b < std::min<int64_t>(a.run_bytes, 2048); b += 64)
+      prefetcht0(mem(reg_src, r * a.src_run + b));
+  mov_imm(reg_dst, units);
+  mov_imm(reg_count_outer, a.runs);
+  L(last);
+  cursor_ = {true,
+             units,
+             a.strip * 4,
+             a.src_run - units * a.strip * 4,
+             a.dst_panel,
+             a.dst_run - units * a.dst_panel,
+             kCopyRunsAhead * a.src_run};
+  st = live_state(reg, t.ext, t.spec.layout);
+  emit_node(alloc.children[1]);
+  if (alloc.children[2] >= 0) emit_node(alloc.children[2]);
+  // What the body left of the next tile.
+  const size_t rest = here();
+  step_pack_cursor();
+  test(reg_count_outer, reg_count_outer);
+  jnz_back(rest);
+  cursor_ = PackCursor{};
+  st.live = false;
+  advance(shifts, 1);
+  counter_dec(height);
+  jnz_back(top);
+}
+
+void PlanEmitter::step_pack_cursor() {
+  if (!cursor_.live) return;
+  Xbyak::Label done;
+  test(reg_count_outer, reg_count_outer);
+  jz(done);
+  prefetcht0(mem(reg_src, cursor_.ahead));
+  const Xbyak::Ymm v(temp(0).idx);  // kernels leave their temporaries dead between them
+  for (int64_t b = 0; b < cursor_.unit_bytes; b += 32) {
+    vmovups(v, mem(reg_src, b));
+    vmovups(mem(rcx, b), v);
+  }
+  add_imm(reg_src, cursor_.unit_bytes);
+  add_imm(rcx, cursor_.dst_unit);
+  dec(reg_dst);
+  jnz(done);
+  add_imm(reg_src, cursor_.run_skip);
+  add_imm(rcx, cursor_.dst_run_skip);
+  mov_imm(reg_dst, cursor_.units);
+  dec(reg_count_outer);
+  L(done);
+}
+
+}  // namespace tessel
