@@ -52,12 +52,6 @@ class PlanEmitter : public EmitterBase {
   // Addresses a multiple of this apart share their L1 set and look alike to the
   // store-to-load forwarding check (both use only the low address bits).
   static constexpr int64_t kAliasBytes = 4096;
-  // Innermost loops around a multiply kernel are unrolled: up to kFullUnroll iterations
-  // completely, longer ones kUnroll at a time with a straight-line tail. Four copies of the
-  // 6x16 broadcast step are ~0.5 KiB, comfortably inside the decoded-uop cache, and amortize
-  // the counter and the two pointer bumps over 48 FMAs (measured: 8 gains nothing more).
-  static constexpr int64_t kUnroll = 4;
-  static constexpr int64_t kFullUnroll = 8;
 
   const Plan &plan() const { return *plan_; }
   const PlanTensor &tensor(const PlanNode &n, int operand) const {
@@ -117,6 +111,12 @@ class PlanEmitter : public EmitterBase {
   void load_edge(Vreg dst, Vreg mask, const Mem &src, int valid);
 
  private:
+  // Innermost loops around a multiply kernel are unrolled: up to kFullUnroll iterations
+  // completely, longer ones kUnroll at a time with a straight-line tail. Four copies of the
+  // 6x16 broadcast step are ~0.5 KiB, comfortably inside the decoded-uop cache, and amortize
+  // the counter and the two pointer bumps over 48 FMAs (measured: 8 gains nothing more).
+  static constexpr int64_t kUnroll = 4;
+  static constexpr int64_t kFullUnroll = 8;
   struct TensorState {
     bool live = false;
     Xbyak::Reg64 reg = Xbyak::Reg64(0);  // tile origin (memory tensors; unused otherwise)
@@ -227,9 +227,10 @@ class PlanEmitter : public EmitterBase {
   // A pack that may be done ahead, as pack_ahead() reads it off the alloc it opens.
   struct AheadPack {
     const PlanNode *pack = nullptr;
-    int64_t runs = 0, run_bytes = 0;                // the source: runs along the panels, contiguous
-    int64_t src_run = 0;                            // bytes from one run to the next
-    int64_t dst_panel = 0, dst_run = 0, strip = 0;  // the buffer: bytes per panel, per run
+    // The source: runs along the panels, contiguous, src_run bytes apart.
+    int64_t runs = 0, run_bytes = 0, src_run = 0;
+    // The buffer: bytes from one panel to the next and from one run to the next.
+    int64_t dst_panel = 0, dst_run = 0, strip = 0;
   };
   bool pack_ahead(const PlanNode &alloc, AheadPack *out) const;
   // Whether loop `id` (moving its operands by `shifts`) packs ahead, and its emission.
@@ -241,8 +242,6 @@ class PlanEmitter : public EmitterBase {
   int64_t kernel_loop_steps(int id) const;
   // Whether nothing below `id` uses the cursor's registers.
   bool cursor_free_body(int id) const;
-  // The second buffer of pipelined packs, after the plan's buffers and the C copy.
-  int64_t ahead_offset_ = 0, ahead_bytes_ = 0;
   // The origins a loop over `dim` in steps of `step` moves (n's own for a Loop).
   bool loop_shifts(const PlanNode &n, int dim, int64_t step, Shifts *out);
   // Moves every shifted origin by `times` iterations at run time, or statically.
@@ -283,6 +282,8 @@ class PlanEmitter : public EmitterBase {
   int tile_registers_ = 0;
   int tile_tensor_ = -1;
   PackCursor cursor_;
+  // The second buffer of pipelined packs, after the plan's buffers and the C copy.
+  int64_t ahead_offset_ = 0, ahead_bytes_ = 0;
   Xbyak::Label *mask_table_ = nullptr;  // emit()'s own: labels last one function
   std::vector<int32_t> outline_;        // per node: 1 + its index in tiles_ if outlined, or 0
   // Kept, with their storage, from plan to plan:
