@@ -1,5 +1,5 @@
-// Packing ahead: a loop whose body packs a tile from L3 or main memory and then multiplies
-// it only briefly copies the next tile while it multiplies this one.
+// Packing ahead: a loop whose body packs a tile from L3 or main memory and multiplies it
+// copies the next tile while it multiplies this one.
 //
 // A pack from far misses on every line it reads, and copying a tile of 256 KiB into an L2
 // buffer takes ~6 us even from L2 (its stores miss L1 too): where few rows of A share each
@@ -9,16 +9,17 @@
 // kernel-loop iteration of the body (step_pack_cursor), prefetching two source runs ahead,
 // and finishes what the body left before the next iteration; the two buffers alternate.
 // reg_src walks the source, rcx the other buffer, reg_dst counts the panel rows left in the
-// run, reg_count_outer the runs left (0 on the last iteration: nothing to copy). The body
-// runs no pack, no zeroing of memory and no C copy, the only other users of those registers
-// (cursor_free_body).
+// run, reg_count_outer the runs left (0 once the copy is done, and on the last iteration).
+// The body runs no pack, no zeroing of memory and no C copy, the only other users of those
+// registers (cursor_free_body), and at least one counted kernel loop.
 //
 // Paired, one thread (perf/ab_builds): 32x768x3072 +10%, 64x768x3072 +5%, 16x1024x4096 +7%
-// against prefetching the next tile a line per kernel-loop iteration instead (itself +1%,
-// +4%, +10% over the packs alone); two threads 32x768x3072 +7.6%. Longer bodies hide the
-// packs' misses themselves, and steps there only add instructions (prefetching in every such
-// body: 512x768x3072 -3 to -5%, 1024^3 -2 to -3%, 128x768x768 -1 to -2%): bodies of more than
-// kStepsPerLine kernel-loop iterations per line of the tile keep their packs as they are.
+// against prefetching the next tile a line per kernel-loop iteration (itself +1%, +4%, +10%
+// over the packs alone), and then in longer bodies too, 128x768x3072 +3-5%, 128x768x768
+// +1%, 512x768x3072, 512^3, 1000^3, 1024^3, 256^3 and 129^3 within 1%; two threads
+// 32x768x3072 +7.6%, 128x768x768, 512x768x3072 and 1024^3 within 1.5%. (Prefetching in
+// long bodies had cost 512x768x3072 3-5%: a copy step that is done costs a test and a
+// branch.)
 #include <algorithm>
 
 #include "kernels/kernel_emitters.h"
@@ -27,28 +28,22 @@
 namespace tessel {
 namespace {
 
-constexpr int64_t kStepsPerLine = 4;
 constexpr int64_t kCopyRunsAhead = 2;
 
 }  // namespace
 
-int64_t PlanEmitter::kernel_loop_steps(int id) const {
-  if (id < 0) return 0;
+bool PlanEmitter::has_kernel_loop(int id) const {
+  if (id < 0) return false;
   const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
-  if (n.kind == NodeKind::Kernel) return 0;
-  if (n.kind != NodeKind::Loop) {
-    int64_t steps = 0;
-    for (int c : n.children) steps += kernel_loop_steps(c);
-    return steps;
-  }
-  // As emit_loop_iterations: a first iteration of its own, the body for the rest (a kernel
-  // body unrolled, counted kUnroll iterations at a time past kFullUnroll), the remainder.
-  const int body = n.children[0];
-  const int64_t iterations = n.trips - (n.children[2] >= 0 && n.trips > 0 ? 1 : 0);
-  int64_t steps = kernel_loop_steps(n.children[1]) + kernel_loop_steps(n.children[2]);
-  if (body >= 0 && plan_->nodes[static_cast<size_t>(body)].kind == NodeKind::Kernel)
-    return steps + (iterations > kFullUnroll ? iterations / kUnroll : 0);
-  return steps + iterations * kernel_loop_steps(body);
+  // As emit_loop_iterations: a kernel body past kFullUnroll iterations (a first iteration of
+  // its own aside) is counted kUnroll at a time.
+  if (n.kind == NodeKind::Loop && n.children[0] >= 0 &&
+      plan_->nodes[static_cast<size_t>(n.children[0])].kind == NodeKind::Kernel &&
+      n.trips - (n.children[2] >= 0 ? 1 : 0) > kFullUnroll)
+    return true;
+  for (int c : n.children)
+    if (has_kernel_loop(c)) return true;
+  return false;
 }
 
 bool PlanEmitter::cursor_free_body(int id) const {
@@ -86,10 +81,7 @@ bool PlanEmitter::pack_ahead(const PlanNode &alloc, AheadPack *out) const {
   const int64_t ext = plan_->tensors[static_cast<size_t>(alloc.new_tensor)].ext;
   a.dst_panel = 4 * element_offset(dst, ext, pi * dst.strip, pj * dst.strip);
   a.dst_run = 4 * element_offset(dst, ext, pj, pi);
-  const int64_t steps = kernel_loop_steps(alloc.children[1]);
-  if (steps == 0 || steps > kStepsPerLine * a.runs * ((a.run_bytes + 63) / 64) ||
-      !cursor_free_body(alloc.children[1]))
-    return false;
+  if (!has_kernel_loop(alloc.children[1]) || !cursor_free_body(alloc.children[1])) return false;
   *out = a;
   return true;
 }

@@ -212,9 +212,9 @@ class PlanEmitter : public EmitterBase {
   void emit_tile_call(int id);
   void emit_outlined_tiles();
   void prefetch_store_target(const PlanNode &alloc);
-  // Packing ahead (pack_ahead.cpp): a loop whose body packs a tile and multiplies it, briefly,
-  // copies the next tile while it multiplies this one, a panel row per counted kernel-loop
-  // iteration (step_pack_cursor) through the cursor below.
+  // Packing ahead (pack_ahead.cpp): a loop whose body packs a tile and multiplies it copies
+  // the next tile while it multiplies this one, a panel row per counted kernel-loop iteration
+  // (step_pack_cursor) through the cursor below.
   struct PackCursor {
     bool live = false;
     int64_t units = 0;       // panel rows per source run
@@ -238,8 +238,8 @@ class PlanEmitter : public EmitterBase {
   void emit_pipelined_pack_loop(int id, int64_t iterations, const Shifts &shifts);
   // One unit of the live cursor, if any.
   void step_pack_cursor();
-  // Iterations of counted kernel loops (each kUnroll kernels) a run of node `id` makes.
-  int64_t kernel_loop_steps(int id) const;
+  // Whether node `id` holds a counted kernel loop (one that steps the cursor).
+  bool has_kernel_loop(int id) const;
   // Whether nothing below `id` uses the cursor's registers.
   bool cursor_free_body(int id) const;
   // The origins a loop over `dim` in steps of `step` moves (n's own for a Loop).
