@@ -7,7 +7,9 @@
 // the time, in bursts the FMAs sat out. So the loop packs its first tile as the alloc would,
 // then each iteration copies the next tile into a second buffer, one panel row per counted
 // kernel-loop iteration of the body (step_pack_cursor), prefetching two source runs ahead,
-// and finishes what the body left before the next iteration; the two buffers alternate.
+// and finishes what the body left before the next iteration; the two buffers alternate. A
+// Matmul's k loop runs its first iteration apart (it overwrites C): that one copies the
+// body's first tile the same way, if it packs the same tiles.
 // reg_src walks the source, rcx the other buffer, reg_dst counts the panel rows left in the
 // run, reg_count_outer the runs left (0 once the copy is done, and on the last iteration).
 // The body runs no pack, no zeroing of memory and no C copy, the only other users of those
@@ -17,7 +19,9 @@
 // against prefetching the next tile a line per kernel-loop iteration (itself +1%, +4%, +10%
 // over the packs alone), and then in longer bodies too, 128x768x3072 +3-5%, 128x768x768
 // +1%, 512x768x3072, 512^3, 1000^3, 1024^3, 256^3 and 129^3 within 1%; two threads
-// 32x768x3072 +7.6%, 128x768x768, 512x768x3072 and 1024^3 within 1.5%. (Prefetching in
+// 32x768x3072 +7.6%, 128x768x768, 512x768x3072 and 1024^3 within 1.5%. The first
+// iteration's copy: 128x768x768 +1.3% (its k loop has three iterations), the others within
+// 0.2%. (Prefetching in
 // long bodies had cost 512x768x3072 3-5%: a copy step that is done costs a test and a
 // branch.)
 #include <algorithm>
@@ -102,43 +106,108 @@ bool PlanEmitter::pipelines_pack(int id, int64_t iterations, const Shifts &shift
   return a.strip % kLanes == 0 && width % a.strip == 0;
 }
 
-void PlanEmitter::emit_pipelined_pack_loop(int id, int64_t iterations, const Shifts &shifts) {
+void PlanEmitter::start_copy_cursor(const AheadPack &a, int64_t next) {
+  const int64_t units = a.run_bytes / 4 / a.strip;
+  load_origin(reg_src, *a.pack, 0);
+  add_imm(reg_src, next);
+  // The first runs, which no step prefetches (up to 2 KiB of each: the code stays short).
+  for (int64_t r = 0; r < kCopyRunsAhead && r < a.runs; ++r)
+    for (int64_t b = 0; b < std::min<int64_t>(a.run_bytes, 2048); b += 64)
+      prefetcht0(mem(reg_src, r * a.src_run + b));
+  mov_imm(reg_dst, units);
+  mov_imm(reg_count_outer, a.runs);
+  cursor_ = {true,
+             units,
+             a.strip * 4,
+             a.src_run - units * a.strip * 4,
+             a.dst_panel,
+             a.dst_run - units * a.dst_panel,
+             kCopyRunsAhead * a.src_run};
+}
+
+void PlanEmitter::finish_copy() {
+  const size_t rest = here();
+  step_pack_cursor();
+  test(reg_count_outer, reg_count_outer);
+  jnz_back(rest);
+  cursor_ = PackCursor{};
+}
+
+bool PlanEmitter::first_packs_ahead(int id) const {
+  const PlanNode &loop = plan_->nodes[static_cast<size_t>(id)];
+  const PlanNode &body = plan_->nodes[static_cast<size_t>(loop.children[0])];
+  const PlanNode &first = plan_->nodes[static_cast<size_t>(loop.children[2])];
+  AheadPack a, f;
+  if (!pack_ahead(body, &a) || !pack_ahead(first, &f)) return false;
+  const PlanTensor &ab = plan_->tensors[static_cast<size_t>(body.new_tensor)];
+  const PlanTensor &fb = plan_->tensors[static_cast<size_t>(first.new_tensor)];
+  return a.pack->tensors[0] == f.pack->tensors[0] && first.operand == body.operand &&
+         a.runs == f.runs && a.run_bytes == f.run_bytes && a.src_run == f.src_run &&
+         ab.spec == fb.spec && ab.ext == fb.ext && ab.bytes == fb.bytes;
+}
+
+void PlanEmitter::emit_first_packing_ahead(int id) {
+  const PlanNode &loop = plan_->nodes[static_cast<size_t>(id)];
+  const PlanNode &first = plan_->nodes[static_cast<size_t>(loop.children[2])];
+  AheadPack a;
+  Xbyak::Reg64 reg;
+  if (!pack_ahead(first, &a) || !buffer_register(first, &reg)) {
+    fail("codegen: a first iteration packing ahead that does not qualify");
+    return;
+  }
+  const PlanTensor &t = plan_->tensors[static_cast<size_t>(first.new_tensor)];
+  TensorState &st = tensors_[static_cast<size_t>(first.new_tensor)];
+  ahead_bytes_ = std::max(ahead_bytes_, t.bytes);
+  mov(reg, workspace_slot());
+  add_imm(reg, t.workspace_offset);
+  st = live_state(reg, t.ext, t.spec.layout);
+  emit_node(first.children[0]);
+  mov(rcx, workspace_slot());  // after the pack: it counts in rcx
+  add_imm(rcx, ahead_offset_);
+  start_copy_cursor(a, next_tile_bytes(*a.pack, 0));
+  emit_node(first.children[1]);
+  if (first.children[2] >= 0) emit_node(first.children[2]);
+  finish_copy();
+  st.live = false;
+}
+
+void PlanEmitter::emit_pipelined_pack_loop(int id, int64_t iterations, const Shifts &shifts,
+                                           bool first_packed) {
   const PlanNode &loop = plan_->nodes[static_cast<size_t>(id)];
   const PlanNode &alloc = plan_->nodes[static_cast<size_t>(loop.children[0])];
   AheadPack a;
-  if (!pack_ahead(alloc, &a)) {
+  Xbyak::Reg64 reg;
+  if (!pack_ahead(alloc, &a) || !buffer_register(alloc, &reg)) {
     fail("codegen: a pipelined pack that does not qualify");
     return;
   }
   const int nt = alloc.new_tensor;
   const PlanTensor &t = plan_->tensors[static_cast<size_t>(nt)];
-  Xbyak::Reg64 reg;
-  if (!buffer_register(alloc, &reg)) return;
   ahead_bytes_ = std::max(ahead_bytes_, t.bytes);
   const int64_t buffers[2] = {t.workspace_offset, ahead_offset_};
-  const int64_t next = next_tile_bytes(*a.pack, 0);
-  const int64_t units = a.run_bytes / 4 / a.strip;
   TensorState &st = tensors_[static_cast<size_t>(nt)];
-
-  // The first tile, packed into buffer 0 as the alloc would.
-  mov(reg, workspace_slot());
-  add_imm(reg, buffers[0]);
-  st = live_state(reg, t.ext, t.spec.layout);
-  emit_node(alloc.children[0]);
+  if (!first_packed) {  // the first tile, packed into buffer 0 as the alloc would
+    mov(reg, workspace_slot());
+    add_imm(reg, buffers[0]);
+    st = live_state(reg, t.ext, t.spec.layout);
+    emit_node(alloc.children[0]);
+  }
 
   const int height = height_[static_cast<size_t>(id)];
   counter_set(height, iterations);
   const Xbyak::Reg64 counter = height <= kCounterRegisters ? reg_loop[height - 1] : reg_scratch;
   const size_t top = here();
   if (height > kCounterRegisters) mov(reg_scratch, spill_slot(height - kCounterRegisters - 1));
-  // Iteration i (the counter at iterations - i) multiplies buffer i % 2 and fills the other.
+  // Iteration i (the counter at iterations - i) multiplies buffer (i + base) % 2 and fills
+  // the other: base 1 when the first iteration of its own filled buffer 1.
+  const int64_t base = first_packed ? 1 : 0;
   Xbyak::Label same, last;
   mov(reg, workspace_slot());
   mov(rcx, reg);
   add_imm(reg, buffers[0]);
   add_imm(rcx, buffers[1]);
   test(counter, 1);
-  if (iterations % 2 == 0) {
+  if ((iterations + base) % 2 == 0) {
     jz(same);
   } else {
     jnz(same);
@@ -148,31 +217,12 @@ void PlanEmitter::emit_pipelined_pack_loop(int id, int64_t iterations, const Shi
   xor_(reg_count_outer.cvt32(), reg_count_outer.cvt32());
   cmp(counter, 1);
   je(last);
-  load_origin(reg_src, *a.pack, 0);
-  add_imm(reg_src, next);
-  // The first runs, which no step prefetches (up to 2 KiB of each: the code stays short).
-  for (int64_t r = 0; r < kCopyRunsAhead && r < a.runs; ++r)
-    for (int64_t b = 0; b < std::min<int64_t>(a.run_bytes, 2048); b += 64)
-      prefetcht0(mem(reg_src, r * a.src_run + b));
-  mov_imm(reg_dst, units);
-  mov_imm(reg_count_outer, a.runs);
+  start_copy_cursor(a, next_tile_bytes(*a.pack, 0));
   L(last);
-  cursor_ = {true,
-             units,
-             a.strip * 4,
-             a.src_run - units * a.strip * 4,
-             a.dst_panel,
-             a.dst_run - units * a.dst_panel,
-             kCopyRunsAhead * a.src_run};
   st = live_state(reg, t.ext, t.spec.layout);
   emit_node(alloc.children[1]);
   if (alloc.children[2] >= 0) emit_node(alloc.children[2]);
-  // What the body left of the next tile.
-  const size_t rest = here();
-  step_pack_cursor();
-  test(reg_count_outer, reg_count_outer);
-  jnz_back(rest);
-  cursor_ = PackCursor{};
+  finish_copy();
   st.live = false;
   advance(shifts, 1);
   counter_dec(height);

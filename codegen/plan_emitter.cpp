@@ -463,8 +463,11 @@ void PlanEmitter::emit_loop_iterations(int id, const Shifts &shifts) {
   const int height = height_[static_cast<size_t>(id)];
   int64_t iterations = n.trips;
   int64_t done_static = 0, done_dynamic = 0;  // iterations folded into displacements / adds
-  if (first >= 0 && iterations > 0) {
-    emit_node(first);
+  const bool has_first = first >= 0 && iterations > 0;
+  const bool ahead = pipelines_pack(id, iterations - (has_first ? 1 : 0), shifts);
+  const bool first_ahead = ahead && has_first && first_packs_ahead(id);
+  if (has_first) {
+    first_ahead ? emit_first_packing_ahead(id) : emit_node(first);
     displace(shifts, 1);
     ++done_static;
     --iterations;
@@ -486,8 +489,8 @@ void PlanEmitter::emit_loop_iterations(int id, const Shifts &shifts) {
     emit_node(body);
     displace(shifts, 1);
     ++done_static;
-  } else if (pipelines_pack(id, iterations, shifts)) {
-    emit_pipelined_pack_loop(id, iterations, shifts);
+  } else if (ahead) {
+    emit_pipelined_pack_loop(id, iterations, shifts, first_ahead);
     done_dynamic += iterations;
   } else if (iterations > 1) {
     counter_set(height, iterations);

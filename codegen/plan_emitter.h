@@ -235,7 +235,18 @@ class PlanEmitter : public EmitterBase {
   bool pack_ahead(const PlanNode &alloc, AheadPack *out) const;
   // Whether loop `id` (moving its operands by `shifts`) packs ahead, and its emission.
   bool pipelines_pack(int id, int64_t iterations, const Shifts &shifts) const;
-  void emit_pipelined_pack_loop(int id, int64_t iterations, const Shifts &shifts);
+  // `first_packed`: the loop's first iteration of its own (a Matmul's) packed ahead too, so
+  // the body's first tile is already in the second buffer.
+  void emit_pipelined_pack_loop(int id, int64_t iterations, const Shifts &shifts,
+                                bool first_packed);
+  // Whether a pipelined loop's first iteration of its own packs the same tiles the same way
+  // (then it copies the body's first tile), and its emission.
+  bool first_packs_ahead(int id) const;
+  void emit_first_packing_ahead(int id);
+  // The cursor over the next tile of `a` (`next` bytes on), copying into the buffer whose
+  // origin is in rcx; then, after the body, the rest of the copy.
+  void start_copy_cursor(const AheadPack &a, int64_t next);
+  void finish_copy();
   // One unit of the live cursor, if any.
   void step_pack_cursor();
   // Whether node `id` holds a counted kernel loop (one that steps the cursor).

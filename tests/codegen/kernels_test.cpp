@@ -421,7 +421,8 @@ int check_next_pack_prefetches(Solver &solver, const test::JitCase &c, std::mt19
 TEST_CASE("codegen: loops over packs of B from L3 copy the next tile as they multiply") {
   // B in L3 is packed 128 rows at a time inside loops over n and k: each iteration copies
   // the next tile into the other of two buffers as it multiplies, prefetching two rows of B
-  // ahead. Under 17 or 22 rows of A the body's kernel loops leave part of each tile for the
+  // ahead; a first iteration of its own (overwriting C) copies the body's first tile. Under
+  // 17 or 22 rows of A the body's kernel loops leave part of each tile for the
   // loop to finish after it; under 384 rows they are done early in the body. Odd and even
   // counts of tiles, overwriting and accumulating C: all exact.
   const Target target = avx2_target(HostCaches{48 * 1024, 1024 * 1024, 32 * 1024 * 1024});
