@@ -10,6 +10,7 @@
 // and finishes what the body left before the next iteration; the two buffers alternate. A
 // Matmul's k loop runs its first iteration apart (it overwrites C): that one copies the
 // body's first tile the same way, if it packs the same tiles.
+//
 // reg_src walks the source, rcx the other buffer, reg_dst counts the panel rows left in the
 // run, reg_count_outer the runs left (0 once the copy is done, and on the last iteration).
 // The body runs no pack, no zeroing of memory and no C copy, the only other users of those
@@ -17,13 +18,11 @@
 //
 // Paired, one thread (perf/ab_builds): 32x768x3072 +10%, 64x768x3072 +5%, 16x1024x4096 +7%
 // against prefetching the next tile a line per kernel-loop iteration (itself +1%, +4%, +10%
-// over the packs alone), and then in longer bodies too, 128x768x3072 +3-5%, 128x768x768
-// +1%, 512x768x3072, 512^3, 1000^3, 1024^3, 256^3 and 129^3 within 1%; two threads
+// over the packs alone); in longer bodies too, 128x768x3072 +3-5%, 128x768x768 +1%,
+// 512x768x3072, 512^3, 1000^3, 1024^3, 256^3 and 129^3 within 1% (prefetching there had
+// cost 512x768x3072 3-5%; a copy step that is done costs a test and a branch); two threads
 // 32x768x3072 +7.6%, 128x768x768, 512x768x3072 and 1024^3 within 1.5%. The first
-// iteration's copy: 128x768x768 +1.3% (its k loop has three iterations), the others within
-// 0.2%. (Prefetching in
-// long bodies had cost 512x768x3072 3-5%: a copy step that is done costs a test and a
-// branch.)
+// iteration's copy: 128x768x768 +1.3% (its k loop has three iterations), others within 0.2%.
 #include <algorithm>
 
 #include "kernels/kernel_emitters.h"
