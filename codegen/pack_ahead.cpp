@@ -145,29 +145,46 @@ bool PlanEmitter::first_packs_ahead(int id) const {
          ab.spec == fb.spec && ab.ext == fb.ext && ab.bytes == fb.bytes;
 }
 
+bool PlanEmitter::open_pack_ahead(const PlanNode &alloc, AheadPack *a, Xbyak::Reg64 *reg) {
+  if (!pack_ahead(alloc, a)) {
+    fail("codegen: a pack ahead that does not qualify");
+    return false;
+  }
+  if (!buffer_register(alloc, reg)) return false;
+  ahead_bytes_ =
+      std::max(ahead_bytes_, plan_->tensors[static_cast<size_t>(alloc.new_tensor)].bytes);
+  return true;
+}
+
+void PlanEmitter::pack_first_tile(const PlanNode &alloc, const Xbyak::Reg64 &reg) {
+  const PlanTensor &t = plan_->tensors[static_cast<size_t>(alloc.new_tensor)];
+  mov(reg, workspace_slot());
+  add_imm(reg, t.workspace_offset);
+  tensors_[static_cast<size_t>(alloc.new_tensor)] = live_state(reg, t.ext, t.spec.layout);
+  emit_node(alloc.children[0]);
+}
+
+void PlanEmitter::multiply_while_copying(const PlanNode &alloc, const Xbyak::Reg64 &reg) {
+  const PlanTensor &t = plan_->tensors[static_cast<size_t>(alloc.new_tensor)];
+  TensorState &st = tensors_[static_cast<size_t>(alloc.new_tensor)];
+  st = live_state(reg, t.ext, t.spec.layout);
+  emit_node(alloc.children[1]);
+  if (alloc.children[2] >= 0) emit_node(alloc.children[2]);
+  finish_copy();
+  st.live = false;
+}
+
 void PlanEmitter::emit_first_packing_ahead(int id) {
   const PlanNode &loop = plan_->nodes[static_cast<size_t>(id)];
   const PlanNode &first = plan_->nodes[static_cast<size_t>(loop.children[2])];
   AheadPack a;
   Xbyak::Reg64 reg;
-  if (!pack_ahead(first, &a) || !buffer_register(first, &reg)) {
-    fail("codegen: a first iteration packing ahead that does not qualify");
-    return;
-  }
-  const PlanTensor &t = plan_->tensors[static_cast<size_t>(first.new_tensor)];
-  TensorState &st = tensors_[static_cast<size_t>(first.new_tensor)];
-  ahead_bytes_ = std::max(ahead_bytes_, t.bytes);
-  mov(reg, workspace_slot());
-  add_imm(reg, t.workspace_offset);
-  st = live_state(reg, t.ext, t.spec.layout);
-  emit_node(first.children[0]);
+  if (!open_pack_ahead(first, &a, &reg)) return;
+  pack_first_tile(first, reg);
   mov(rcx, workspace_slot());  // after the pack: it counts in rcx
   add_imm(rcx, ahead_offset_);
   start_copy_cursor(a, next_tile_bytes(*a.pack, 0));
-  emit_node(first.children[1]);
-  if (first.children[2] >= 0) emit_node(first.children[2]);
-  finish_copy();
-  st.live = false;
+  multiply_while_copying(first, reg);
 }
 
 void PlanEmitter::emit_pipelined_pack_loop(int id, int64_t iterations, const Shifts &shifts,
@@ -176,21 +193,12 @@ void PlanEmitter::emit_pipelined_pack_loop(int id, int64_t iterations, const Shi
   const PlanNode &alloc = plan_->nodes[static_cast<size_t>(loop.children[0])];
   AheadPack a;
   Xbyak::Reg64 reg;
-  if (!pack_ahead(alloc, &a) || !buffer_register(alloc, &reg)) {
-    fail("codegen: a pipelined pack that does not qualify");
-    return;
-  }
-  const int nt = alloc.new_tensor;
-  const PlanTensor &t = plan_->tensors[static_cast<size_t>(nt)];
-  ahead_bytes_ = std::max(ahead_bytes_, t.bytes);
-  const int64_t buffers[2] = {t.workspace_offset, ahead_offset_};
-  TensorState &st = tensors_[static_cast<size_t>(nt)];
-  if (!first_packed) {  // the first tile, packed into buffer 0 as the alloc would
-    mov(reg, workspace_slot());
-    add_imm(reg, buffers[0]);
-    st = live_state(reg, t.ext, t.spec.layout);
-    emit_node(alloc.children[0]);
-  }
+  if (!open_pack_ahead(alloc, &a, &reg)) return;
+  // The first tile into buffer 0, as the alloc would, unless the first iteration of its own
+  // copied it into buffer 1.
+  if (!first_packed) pack_first_tile(alloc, reg);
+  const int64_t buffers[2] = {
+      plan_->tensors[static_cast<size_t>(alloc.new_tensor)].workspace_offset, ahead_offset_};
 
   const int height = height_[static_cast<size_t>(id)];
   counter_set(height, iterations);
@@ -218,11 +226,7 @@ void PlanEmitter::emit_pipelined_pack_loop(int id, int64_t iterations, const Shi
   je(last);
   start_copy_cursor(a, next_tile_bytes(*a.pack, 0));
   L(last);
-  st = live_state(reg, t.ext, t.spec.layout);
-  emit_node(alloc.children[1]);
-  if (alloc.children[2] >= 0) emit_node(alloc.children[2]);
-  finish_copy();
-  st.live = false;
+  multiply_while_copying(alloc, reg);
   advance(shifts, 1);
   counter_dec(height);
   jnz_back(top);

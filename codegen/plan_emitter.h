@@ -247,6 +247,14 @@ class PlanEmitter : public EmitterBase {
   // origin is in rcx; then, after the body, the rest of the copy.
   void start_copy_cursor(const AheadPack &a, int64_t next);
   void finish_copy();
+  // Checks `alloc` packs ahead and finds its buffer's register (a failure otherwise); the
+  // second buffer then holds its tiles.
+  bool open_pack_ahead(const PlanNode &alloc, AheadPack *a, Xbyak::Reg64 *reg);
+  // `alloc`'s buffer at its own offset in `reg`, live, and its prologue's pack into it.
+  void pack_first_tile(const PlanNode &alloc, const Xbyak::Reg64 &reg);
+  // `alloc`'s body and epilogue on the buffer in `reg`, the copy cursor stepping, then the
+  // rest of the copy.
+  void multiply_while_copying(const PlanNode &alloc, const Xbyak::Reg64 &reg);
   // One unit of the live cursor, if any.
   void step_pack_cursor();
   // Whether node `id` holds a counted kernel loop (one that steps the cursor).

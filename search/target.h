@@ -109,7 +109,7 @@ struct CostCoefficients {
   // splits 48^3 and 64x32x64 too (two threads, medians of 7 alternating runs: 48^3 115 -> 123
   // GFLOP/s, 64x32x64 114 -> 129), but more parallel splits survive its bounds everywhere:
   // the search of 40 random two-thread shapes (tessel warm, 1 to 300 per dimension) took
-  // 2.65-3.26 s against 2.10-2.39 s, two alternating runs each). Held at 4000 until the
+  // 2.65-3.26 s against 2.10-2.39 s, two alternating runs each. Held at 4000 until the
   // search prunes parallel tiles better.
   double fork_join = 4000;
 };
