@@ -77,7 +77,7 @@ bool PlanEmitter::look_ahead_fits(const PlanNode &stage) const {
 }
 
 int64_t PlanEmitter::stream_prefetch(const PlanNode &n, int operand) const {
-  return streamed(n, operand) ? kStreamPrefetchBytes : 0;
+  return streamed(n, operand) && !state(n, operand).long_runs ? kStreamPrefetchBytes : 0;
 }
 
 bool PlanEmitter::streamed(const PlanNode &n, int operand) const {
@@ -138,7 +138,7 @@ void PlanEmitter::compute_heights() {
         }
         h = std::max(h, height_[static_cast<size_t>(c)]);
       }
-    height_[id] = h + (n.kind == NodeKind::Loop ? 1 : 0);
+    height_[id] = h + (n.kind == NodeKind::Loop || n.kind == NodeKind::Interleave ? 1 : 0);
   }
   max_height_ = height_.empty() ? 0 : *std::max_element(height_.begin(), height_.end());
 }
@@ -330,6 +330,9 @@ void PlanEmitter::emit_node(int id) {
     case NodeKind::Loop:
       emit_loop(id);
       return;
+    case NodeKind::Interleave:
+      emit_interleave(id);
+      return;
     case NodeKind::Grid:
       // The runtime hands out a grid's iterations; only the root's iterations are visible.
       if (id != plan_->root) {
@@ -493,12 +496,7 @@ void PlanEmitter::emit_loop_iterations(int id, const Shifts &shifts) {
     emit_pipelined_pack_loop(id, iterations, shifts, first_ahead);
     done_dynamic += iterations;
   } else if (iterations > 1) {
-    counter_set(height, iterations);
-    const size_t top = here();
-    emit_node(body);
-    advance(shifts, 1);
-    counter_dec(height);
-    jnz_back(top);
+    emit_counted_loop(body, height, iterations, shifts);
     done_dynamic += iterations;
   }
   // The origins now sit on the remainder tile, the loop's last.
@@ -508,6 +506,74 @@ void PlanEmitter::emit_loop_iterations(int id, const Shifts &shifts) {
   }
   advance(shifts, -done_dynamic);
   displace(shifts, -done_static);
+}
+
+void PlanEmitter::emit_counted_loop(int body, int height, int64_t iterations,
+                                    const Shifts &shifts) {
+  counter_set(height, iterations);
+  const size_t top = here();
+  emit_node(body);
+  advance(shifts, 1);
+  counter_dec(height);
+  jnz_back(top);
+}
+
+void PlanEmitter::emit_interleave(int id) {
+  const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
+  Shifts shifts;  // one element along k: A's next column, B's next row
+  if (!loop_shifts(n, 2, 1, &shifts)) return;
+  const int body = n.children[0], rest = n.children[1], first = n.children[2];
+  const int height = height_[static_cast<size_t>(id)];
+  int64_t iterations = n.trips, done_static = 0, done_dynamic = 0;
+  if (first >= 0 && iterations > 0) {
+    open_views(n, first);
+    emit_node(first);
+    displace(shifts, 1);
+    ++done_static;
+    --iterations;
+  }
+  if (iterations > 0 && body < 0) {
+    fail("codegen: interleave without a body");
+    return;
+  }
+  if (iterations > 0) {
+    open_views(n, body);
+    emit_counted_loop(body, height, iterations, shifts);
+    done_dynamic += iterations;
+  }
+  // The origins are past the first chunk; the rows after the last one are further on.
+  if (rest >= 0) {
+    const int64_t skip = int64_t{n.step - 1} * n.trips;
+    displace(shifts, skip);
+    emit_node(rest);
+    displace(shifts, -skip);
+  }
+  advance(shifts, -done_dynamic);
+  displace(shifts, -done_static);
+}
+
+void PlanEmitter::open_views(const PlanNode &n, int child) {
+  if (child < 0 || static_cast<size_t>(child) >= plan_->nodes.size() || n.step < 1) {
+    fail("codegen: malformed interleave node");
+    return;
+  }
+  for (int o = 0; o < 2; ++o) {
+    const int view = plan_->nodes[static_cast<size_t>(child)].tensors[static_cast<size_t>(o)];
+    const TensorState &of = state(n, o);
+    if (view < 3 || static_cast<size_t>(view) >= tensors_.size() || !of.live) {
+      fail("codegen: an interleave's body reads no view of its operands");
+      return;
+    }
+    // A view of a single row of A is column-major with the chunks' stride (in elements of A);
+    // B's rows are a chunk apart.
+    const int64_t k_step = o == 0 ? of.col_bytes : of.row_bytes;
+    TensorState &st = tensors_[static_cast<size_t>(view)];
+    st = live_state(of.reg, k_step / 4 * n.trips,
+                    plan_->tensors[static_cast<size_t>(view)].spec.layout);
+    st.disp = of.disp;
+    st.staged_from = std::max(of.staged_from, n.spec.operands[static_cast<size_t>(o)].level);
+    st.long_runs = o == 1;
+  }
 }
 
 void PlanEmitter::emit_unrolled_kernel_loop(int id, int64_t iterations, const Shifts &shifts) {
@@ -802,7 +868,8 @@ bool PlanEmitter::same_tile(TileRecord *a, TileRecord *b) const {
     seen[seen_count++] = {x, y};
     const PlanTensor &s = plan_->tensors[static_cast<size_t>(x)],
                      &t = plan_->tensors[static_cast<size_t>(y)];
-    if (s.role != t.role || !(s.spec == t.spec) || s.ext != t.ext) return false;
+    if (s.role != t.role || !(s.spec == t.spec) || s.ext != t.ext || s.k_stride != t.k_stride)
+      return false;
     if (allocating)
       return s.rows == t.rows && s.cols == t.cols && s.workspace_offset == t.workspace_offset &&
              s.bytes == t.bytes;
@@ -861,7 +928,8 @@ void PlanEmitter::find_outlined_tiles() {
       continue;  // tiles do not nest
     }
     // As emit_loop: a first iteration of its own, then the body for the rest.
-    const bool body_runs = n.kind != NodeKind::Loop || n.trips > (n.children[2] >= 0 ? 1 : 0);
+    const bool loop = n.kind == NodeKind::Loop || n.kind == NodeKind::Interleave;
+    const bool body_runs = !loop || n.trips > (n.children[2] >= 0 ? 1 : 0);
     for (size_t slot = 0; slot < n.children.size(); ++slot)
       if (n.children[slot] >= 0 && (slot != 0 || body_runs)) pending.push_back(n.children[slot]);
   }
@@ -896,7 +964,8 @@ bool PlanEmitter::same_input(const TensorState &a, const TensorState &b) {
   return a.live == b.live && a.reg.getIdx() == b.reg.getIdx() && a.ld == b.ld &&
          a.layout == b.layout && a.linear_rows == b.linear_rows && a.linear_cols == b.linear_cols &&
          a.row_bytes == b.row_bytes && a.col_bytes == b.col_bytes &&
-         a.staged_from == b.staged_from && a.stream_next_tile_bytes == b.stream_next_tile_bytes;
+         a.staged_from == b.staged_from && a.stream_next_tile_bytes == b.stream_next_tile_bytes &&
+         a.long_runs == b.long_runs;
 }
 
 void PlanEmitter::emit_tile_call(int id) {

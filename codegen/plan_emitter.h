@@ -133,6 +133,8 @@ class PlanEmitter : public EmitterBase {
     // staging copies nothing, so its lines still come from there (streamed, from_far).
     Level staged_from = Level::VRF;
     int64_t stream_next_tile_bytes = 0;  // see the accessor
+    // Read in runs that never restart (an Interleave's view of B): no prefetch ahead.
+    bool long_runs = false;
     // From the origin to the tile the innermost loop moving it visits next (0: none).
     int64_t next_tile_bytes = 0;
   };
@@ -192,6 +194,13 @@ class PlanEmitter : public EmitterBase {
   void emit_node(int id);
   void emit_loop(int id);
   void emit_loop_iterations(int id, const Shifts &shifts);
+  // `iterations` runs of `body`, counted by the loop register of `height`, each moving the
+  // origins one shift on (left after the last).
+  void emit_counted_loop(int body, int height, int64_t iterations, const Shifts &shifts);
+  void emit_interleave(int id);
+  // Makes the views of A and B that `child` of Interleave node `id` reads live, on the
+  // registers and displacements of the tensors they view.
+  void open_views(const PlanNode &n, int child);
   void emit_parallel_grid(int id);
   void emit_parallel_split_k(int id);
   // The parallel root's iteration range from begin_slot() and end_slot(), clamped to

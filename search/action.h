@@ -7,7 +7,8 @@
 //
 // One concept per file: tiling.cpp (output tiles), split_k.cpp (reduction), stage.cpp (cache
 // staging), pack.cpp (packed buffers), register_tile.cpp (C in registers), zero_accum.cpp
-// (Matmul -> Zero + MatmulAccum), kernel_select.cpp (leaves), parallel_tile.cpp.
+// (Matmul -> Zero + MatmulAccum), kernel_select.cpp (leaves), parallel_tile.cpp,
+// interleave_k.cpp (a GEMV's reduction in long runs).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -20,7 +21,7 @@
 
 namespace tessel {
 
-constexpr int kActionOrderVersion = 13;
+constexpr int kActionOrderVersion = 14;
 
 enum class ActionKind : uint8_t {
   Serial,          // run a threads > 1 spec on one thread
@@ -34,7 +35,9 @@ enum class ActionKind : uint8_t {
   RegisterTile,    // a = LayoutKind (VecRows or VecDot): accumulate C in vector registers
   ZeroAccum,       // Matmul -> Zero(C); MatmulAccum
   Kernel,          // a = KernelId
+  InterleaveK,     // size: loop over k reading that many chunks of it side by side
 };
+constexpr ActionKind kLastActionKind = ActionKind::InterleaveK;
 
 struct Action {
   ActionKind kind = ActionKind::Kernel;
@@ -57,6 +60,10 @@ enum class NodeKind : uint8_t {
   Alloc,   // children: prologue, body, epilogue; `operand` gets a new buffer or registers
   Stage,   // children: body; `operand` is accessed from a closer cache level
   Kernel,  // no children
+  // A loop over k whose iteration kk multiplies element kk of each of `step` equal chunks of
+  // k (trips: the chunks' length). Children: body, the rows past the chunks, first iteration.
+  // The body reads A and B through views whose k is strided by the chunk length (PlanTensor).
+  Interleave,
 };
 
 // The most children a node has (a grid's four tile shapes).
@@ -75,7 +82,8 @@ struct Expansion {
   NodeKind node = NodeKind::Kernel;
   double local_cycles = 0;  // cost of the node itself (loop overhead, staging traffic, kernel)
   int64_t alloc_bytes = 0;  // workspace this node allocates
-  // Loop: dim, step, trips (full tiles). Grid over m, n: m by step (trips), n by step2
+  // Loop: dim, step, trips (full tiles). Interleave: dim 2, step chunks of trips elements.
+  // Grid over m, n: m by step (trips), n by step2
   // (trips2); over k: k by step (trips).
   // Alloc/Stage: operand.
   int dim = -1;
@@ -130,6 +138,8 @@ bool tile_offered(const Spec &s, const Action &a, const Target &t);
 void expand_tile(const Spec &s, const Action &a, const Target &t, Expansion &e);
 void enumerate_k_splits(const Spec &s, const Target &t, std::vector<Action> &out);
 void expand_k_split(const Spec &s, const Action &a, const Target &t, Expansion &e);
+void enumerate_interleaves(const Spec &s, const Target &t, std::vector<Action> &out);
+void expand_interleave(const Spec &s, const Action &a, const Target &t, Expansion &e);
 void enumerate_stages(const Spec &s, const Target &t, std::vector<Action> &out);
 // The same, with the spec's operand_footprints (enumerate_actions shares them with packs).
 void enumerate_stages(const Spec &s, const OperandFootprints &sizes, std::vector<Action> &out);
@@ -147,6 +157,9 @@ void expand_zero_accum(const Spec &s, const Action &a, const Target &t, Expansio
 void enumerate_kernels(const Spec &s, const Target &t, std::vector<Action> &out);
 void expand_kernel(const Spec &s, const Action &a, const Target &t, Expansion &e);
 
+// Sets `s.dims[dim]` to a smaller `extent`: the operands whose stored rows span `dim` are no
+// longer contiguous (TensorSpec::contiguous).
+void cut_dim(Spec &s, int dim, int32_t extent);
 // Shared by tiling actions: the loop over `dim` in steps of `step`, children body and
 // remainder, with `threads` for the bodies.
 void loop_expansion(const Spec &s, int dim, int32_t step, const Target &t, Expansion &e);

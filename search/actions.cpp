@@ -31,6 +31,8 @@ std::string to_string(const Action &a) {
       return "zero_accum";
     case ActionKind::Kernel:
       return std::string("kernel ") + kernel_name(KernelId(a.a));
+    case ActionKind::InterleaveK:
+      return "interleave_k " + std::to_string(a.size);
   }
   return "?";
 }
@@ -46,6 +48,7 @@ void enumerate_actions(const Spec &s, const Target &t, std::vector<Action> &out)
   enumerate_kernels(s, t, out);
   enumerate_tiles(s, t, out);
   enumerate_k_splits(s, t, out);
+  enumerate_interleaves(s, t, out);
   // Staging and packing check their variants against the caches, from the same footprints.
   if (s.is_matmul() && !s.c().layout.is_register()) {
     const OperandFootprints sizes = operand_footprints(s, t);
@@ -90,6 +93,9 @@ bool action_applies(const Spec &s, const Action &a, const Target &t, std::vector
       break;
     case ActionKind::Kernel:
       enumerate_kernels(s, t, scratch);
+      break;
+    case ActionKind::InterleaveK:
+      enumerate_interleaves(s, t, scratch);
       break;
   }
   for (const Action &x : scratch)
@@ -142,6 +148,8 @@ void expand_into(const Spec &s, const Action &a, const Target &t, Expansion &e) 
       return expand_zero_accum(s, a, t, e);
     case ActionKind::Kernel:
       return expand_kernel(s, a, t, e);
+    case ActionKind::InterleaveK:
+      return expand_interleave(s, a, t, e);
   }
   TESSEL_CHECK(false, "unknown action kind");
 }
@@ -162,6 +170,17 @@ int32_t panel_step_multiple(const Spec &s, int dim) {
   return multiple;
 }
 
+void cut_dim(Spec &s, int dim, int32_t extent) {
+  if (extent < s.dims[dim])
+    for (int i = 0; i < s.operand_count(); ++i) {
+      TensorSpec &o = s.operands[i];
+      const auto axes = s.operand_dims(i);
+      if (o.contiguous && axes[o.layout.kind == LayoutKind::RowMajor ? 1 : 0] == dim)
+        o.contiguous = false;
+    }
+  s.dims[dim] = extent;
+}
+
 void loop_expansion(const Spec &s, int dim, int32_t step, const Target &t, Expansion &e) {
   e.node = NodeKind::Loop;
   e.dim = dim;
@@ -170,12 +189,12 @@ void loop_expansion(const Spec &s, int dim, int32_t step, const Target &t, Expan
   e.trips = extent / step;
   const int64_t rest = extent % step;
   e.children[0].spec = s;
-  e.children[0].spec.dims[dim] = step;
+  cut_dim(e.children[0].spec, dim, step);
   e.children[0].multiplicity = static_cast<double>(e.trips);
   e.children[0].present = true;
   if (rest) {
     e.children[1].spec = s;
-    e.children[1].spec.dims[dim] = static_cast<int32_t>(rest);
+    cut_dim(e.children[1].spec, dim, static_cast<int32_t>(rest));
     e.children[1].present = true;
   }
   e.local_cycles = t.coef.loop_iteration * static_cast<double>(e.trips + (rest ? 1 : 0));

@@ -8,7 +8,7 @@
 namespace tessel {
 
 // The layout of memo blocks and tables (memo_block.h, memo_store.h) and of spec keys.
-constexpr int kMemoSchemaVersion = 8;
+constexpr int kMemoSchemaVersion = 9;
 // Changes to how costs are computed that the coefficients below do not show (a new formula,
 // a kernel's cost), in target.cpp or the actions.
 constexpr int kCostModelVersion = 14;

@@ -14,7 +14,7 @@ struct Origin {
 class Interpreter {
  public:
   Interpreter(const Plan &plan, const MatmulArgs &args)
-      : plan_(plan), args_(args), origins_(plan.tensors.size()) {
+      : plan_(plan), args_(args), origins_(plan.tensors.size()), views_(plan.tensors.size()) {
     workspace_.resize(static_cast<size_t>(plan.workspace_bytes / 4 + 1));
     registers_.resize(plan.tensors.size());
     for (size_t t = 0; t < plan.tensors.size(); ++t)
@@ -39,6 +39,9 @@ class Interpreter {
         }
         break;
       }
+      case NodeKind::Interleave:
+        interleave(n);
+        break;
       case NodeKind::Grid: {
         if (n.dim == 2) {
           split_k(n);
@@ -97,6 +100,28 @@ class Interpreter {
           c[i * args_.ldc + j] += copies[static_cast<size_t>(((p - 1) * rows + i) * args_.ldc + j)];
   }
 
+  // Iteration kk multiplies element kk of each chunk: the views of A and B start at the
+  // iteration's element of the first chunk, and step a chunk along k.
+  void interleave(const PlanNode &n) {
+    const std::vector<Origin> saved = origins_;
+    for (int64_t kk = 0; kk < n.trips; ++kk) {
+      const int child = kk == 0 && n.children[2] >= 0 ? n.children[2] : n.children[0];
+      shift(n, 2, kk);
+      for (int o = 0; o < 2; ++o) {
+        const int view = plan_.nodes[child].tensors[o];
+        views_[view] = {n.tensors[o], origins_[n.tensors[o]]};
+        origins_[view] = Origin{};
+      }
+      run(child);
+      origins_ = saved;
+    }
+    if (n.children[1] >= 0) {
+      shift(n, 2, int64_t{n.trips} * n.step);
+      run(n.children[1]);
+      origins_ = saved;
+    }
+  }
+
   // Moves every operand spanning `dim` by `by` along it.
   void shift(const PlanNode &n, int dim, int64_t by) {
     for (int o = 0; o < n.spec.operand_count(); ++o) {
@@ -108,9 +133,20 @@ class Interpreter {
   }
 
   float &at(int tensor, int64_t i, int64_t j) {
-    const PlanTensor &t = plan_.tensors[tensor];
     const Origin &o = origins_[tensor];
+    const View &v = views_[tensor];
+    if (v.of < 0) return element(tensor, o.row + i, o.col + j);
+    // Element (r, c) of the view, k strided, from where the viewed tensor's origin was.
+    const PlanTensor &t = plan_.tensors[tensor];
+    const int64_t stride = t.k_stride / plan_.tensors[v.of].k_stride;
     const int64_t r = o.row + i, c = o.col + j;
+    return element(v.of, v.base.row + (t.role == PlanTensor::Role::B ? r * stride : r),
+                   v.base.col + (t.role == PlanTensor::Role::A ? c * stride : c));
+  }
+
+  // Element (r, c) of a tensor, from its top left corner.
+  float &element(int tensor, int64_t r, int64_t c) {
+    const PlanTensor &t = plan_.tensors[tensor];
     TESSEL_CHECK(r >= 0 && c >= 0 && r < t.rows && c < t.cols, "interpreter: access out of tensor");
     switch (t.role) {
       case PlanTensor::Role::A:
@@ -165,6 +201,12 @@ class Interpreter {
   const Plan &plan_;
   MatmulArgs args_;  // a copy: a split of k points c at copies of C
   std::vector<Origin> origins_;
+  // Per tensor: which tensor it views for an Interleave, and where that one's origin was.
+  struct View {
+    int of = -1;
+    Origin base;
+  };
+  std::vector<View> views_;
   std::vector<float> workspace_;
   std::vector<std::vector<float>> registers_;
 };

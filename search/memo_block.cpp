@@ -108,7 +108,7 @@ class Reader {
     uint8_t kind, a, b;
     uint64_t size, size2;
     if (!byte(&kind) || !byte(&a) || !byte(&b) || !varint(&size) || !varint(&size2) ||
-        kind > uint8_t(ActionKind::Kernel))
+        kind > uint8_t(kLastActionKind))
       return false;
     const int64_t s = unzigzag(size), s2 = unzigzag(size2);
     if (s < INT32_MIN || s > INT32_MAX || s2 < INT32_MIN || s2 > INT32_MAX) return false;

@@ -84,8 +84,8 @@ void expand_parallel_tile(const Spec &s, const Action &a, const Target &t, Expan
     c.present = tile_rows[slot] > 0 && tile_cols[slot] > 0;
     c.spec = s;
     c.spec.threads = 1;
-    c.spec.dims[0] = tile_rows[slot];
-    c.spec.dims[1] = tile_cols[slot];
+    cut_dim(c.spec, 0, tile_rows[slot]);
+    cut_dim(c.spec, 1, tile_cols[slot]);
     // Remainder tiles run beside full ones in some round, and are never longer.
     c.multiplicity = 0;
   }

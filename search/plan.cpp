@@ -143,6 +143,23 @@ class PlanBuilder {
       }
       child_tensors[1][x.operand] = tid;
     }
+    if (x.node == NodeKind::Interleave) {
+      // The body and the first iteration read A and B through views with k strided by the
+      // chunks' length; the rows past the chunks read them as they are.
+      for (int o = 0; o < 2; ++o) {
+        const PlanTensor &of = plan_.tensors[static_cast<size_t>(tensors[o])];
+        TESSEL_CHECK(of.role == PlanTensor::Role::A || of.role == PlanTensor::Role::B,
+                     "an interleave reads a buffer");
+        PlanTensor view = of;
+        view.spec = x.children[0].spec.operands[o];
+        view.rows = x.children[0].spec.rows(o);
+        view.cols = x.children[0].spec.cols(o);
+        view.k_stride = of.k_stride * x.trips;
+        const int16_t tid = static_cast<int16_t>(plan_.tensors.size());
+        plan_.tensors.push_back(view);
+        child_tensors[0][o] = child_tensors[2][o] = tid;
+      }
+    }
     if (x.node == NodeKind::Block && s.op == Op::Matmul && action.kind == ActionKind::ZeroAccum)
       child_tensors[0] = {tensors[2], -1, -1};
     // The cost as the solver adds it up (Solver::solve_within, LayeredMemo::replay).
@@ -255,6 +272,13 @@ void format_node(const Plan &p, int id, int indent, std::string &out) {
       if (rest) line += " (+" + std::to_string(rest) + " remainder)";
       break;
     }
+    case NodeKind::Interleave: {
+      const int64_t rest = n.spec.dims[2] - int64_t{n.trips} * n.step;
+      std::snprintf(buf, sizeof buf, "interleave k: %d chunks of %d side by side", n.step, n.trips);
+      line += buf;
+      if (rest) line += " (+" + std::to_string(rest) + " remainder)";
+      break;
+    }
     case NodeKind::Grid:
       if (n.dim == 2)
         std::snprintf(buf, sizeof buf, "parallel k in parts of %d, summed (%lld iterations)",
@@ -300,10 +324,10 @@ void format_node(const Plan &p, int id, int indent, std::string &out) {
   for (int slot = 0; slot < kMaxChildren; ++slot) {
     const int c = n.children[slot];
     if (c < 0) continue;
-    const bool label = (n.kind == NodeKind::Loop && slot > 0) || n.kind == NodeKind::Alloc ||
-                       n.kind == NodeKind::Grid;
+    const bool loop = n.kind == NodeKind::Loop || n.kind == NodeKind::Interleave;
+    const bool label = (loop && slot > 0) || n.kind == NodeKind::Alloc || n.kind == NodeKind::Grid;
     if (label) {
-      const char *name = n.kind == NodeKind::Loop   ? kLoopSlots[slot]
+      const char *name = loop                       ? kLoopSlots[slot]
                          : n.kind == NodeKind::Grid ? (n.dim == 2 ? kSplitSlots : kGridSlots)[slot]
                                                     : kAllocSlots[slot];
       out += std::string((indent + 1) * 2, ' ') + name + ":\n";

@@ -3,7 +3,8 @@
 // decisions, never code.
 //
 // Tensors are numbered: 0 = A, 1 = B, 2 = C (the user's matrices, leading dimensions given
-// at emission), then buffers and register tiles introduced by Alloc nodes. Each node names,
+// at emission), then buffers and register tiles introduced by Alloc nodes, and the strided
+// views of A and B that Interleave nodes introduce. Each node names,
 // per operand of its spec, which tensor it reads; the origin of that operand's tile inside
 // the tensor follows from the enclosing loops (iteration i of a loop over dim d shifts every
 // operand spanning d by i*step along that axis).
@@ -30,6 +31,9 @@ struct PlanTensor {
   int64_t ext = 0;
   int64_t workspace_offset = 0;
   int64_t bytes = 0;
+  // A and B: element p along k of this tensor is element p * k_stride of the user's matrix
+  // (an Interleave node's body reads views of them so; 1 for the matrices themselves).
+  int64_t k_stride = 1;
 };
 
 // Fields ordered and sized to pack into 128 bytes: a warm first call builds every node of

@@ -56,7 +56,9 @@ SpecKey spec_key(const Spec &s) {
          uint64_t(s.threads) << 24;
   k[1] = tensor_code(s.operands[0]) | tensor_code(s.operands[1]) << 16 |
          tensor_code(s.operands[2]) << 32 | uint64_t(s.operands[0].stride_class) << 48 |
-         uint64_t(s.operands[1].stride_class) << 51 | uint64_t(s.operands[2].stride_class) << 54;
+         uint64_t(s.operands[1].stride_class) << 51 | uint64_t(s.operands[2].stride_class) << 54 |
+         uint64_t(s.operands[0].contiguous) << 57 | uint64_t(s.operands[1].contiguous) << 58 |
+         uint64_t(s.operands[2].contiguous) << 59;
   k[2] = uint64_t(uint32_t(s.dims[0])) | uint64_t(uint32_t(s.dims[1])) << 32;
   k[3] = uint64_t(uint32_t(s.dims[2])) | uint64_t(s.limits.vregs) << 32;
   k[4] =
@@ -77,6 +79,7 @@ Spec spec_from_key(const SpecKey &k) {
   for (int i = 0; i < 3; ++i) {
     s.operands[i] = tensor_from_code((k[1] >> (16 * i)) & 0xffff);
     s.operands[i].stride_class = uint8_t((k[1] >> (48 + 3 * i)) & 7);
+    s.operands[i].contiguous = (k[1] >> (57 + i)) & 1;
   }
   s.dims = {int32_t(uint32_t(k[2])), int32_t(uint32_t(k[2] >> 32)), int32_t(uint32_t(k[3]))};
   s.limits.vregs = uint32_t(k[3] >> 32);
@@ -109,9 +112,12 @@ Spec canonical(Spec s) {
   for (int i = s.operand_count(); i < 3; ++i) s.operands[i] = TensorSpec{};
   for (int i = 0; i < s.operand_count(); ++i) {
     TensorSpec &t = s.operands[i];
-    if (t.layout.is_register()) t.level = Level::VRF;  // one place to be
-    if (!t.layout.is_panel()) t.layout.strip = 0;      // only panels have strips
-    if (t.layout.is_panel() || t.layout.is_register()) t.stride_class = 0;  // user data
+    if (t.layout.is_register()) t.level = Level::VRF;     // one place to be
+    if (!t.layout.is_panel()) t.layout.strip = 0;         // only panels have strips
+    if (t.layout.is_panel() || t.layout.is_register()) {  // user data only
+      t.stride_class = 0;
+      t.contiguous = false;
+    }
   }
   if (s.threads == 0) s.threads = 1;
   return s;
@@ -164,6 +170,7 @@ Spec matmul_spec(int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, bo
                    stride_class(std::max(lda_bytes, tight_a))};
   s.operands[1] = {home, trans_b ? col_major() : row_major(),
                    stride_class(std::max(ldb_bytes, tight_b))};
+  s.operands[1].contiguous = m == 1 && !trans_b && ldb_bytes <= tight_b;
   s.operands[2] = {home, row_major()};
   s.threads = uint8_t(threads < 1 ? 1 : threads > 255 ? 255 : threads);
   s.limits = limits;

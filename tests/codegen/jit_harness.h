@@ -85,11 +85,12 @@ struct JitCase {
   float alpha = 1;
   int64_t ldc = 0;         // 0: n plus a random pad of 0-4
   bool in_memory = false;  // A, B and C in main memory, as operands too big for L3 are
+  int64_t ldb = 0;         // 0: tight plus a random pad of 0-4 (the spec is made for tight)
 };
 
 inline Spec case_spec(const Solver &solver, const JitCase &c) {
   Spec s = matmul_spec(c.m, c.n, c.k, c.trans_a, c.trans_b, c.accumulate, c.threads,
-                       solver.target().limits());
+                       solver.target().limits(), 0, 4 * c.ldb);
   if (c.in_memory)
     for (int i = 0; i < 3; ++i) s.operands[size_t(i)].level = Level::GL;
   return canonical(s);
@@ -182,7 +183,7 @@ inline std::string run_jit_case(Solver &solver, const JitCase &c, std::mt19937_6
   if (!build_plan(solver, spec, &plan)) return "unsolvable spec " + to_string(spec);
   if (plan_out != nullptr) *plan_out = plan;
   const int64_t lda = (c.trans_a ? c.m : c.k) + int64_t(rng() % 5);
-  const int64_t ldb = (c.trans_b ? c.k : c.n) + int64_t(rng() % 5);
+  const int64_t ldb = c.ldb > 0 ? c.ldb : (c.trans_b ? c.k : c.n) + int64_t(rng() % 5);
   const int64_t ldc = c.ldc > 0 ? c.ldc : c.n + int64_t(rng() % 5);
   std::vector<float> a(size_t((c.trans_a ? c.k : c.m) * lda + 2 * kGuard));
   std::vector<float> b(size_t((c.trans_b ? c.n : c.k) * ldb + 2 * kGuard));

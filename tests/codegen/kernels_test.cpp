@@ -489,7 +489,8 @@ TEST_CASE("codegen: tiles of B streamed from main memory into L2 read the next t
   // rows). When a tile staged into L2 and the next fit in half of L2, each line read or packed
   // also prefetches the same line of the next tile (and a pack, again three quarters of a tile
   // on); rows of 16384 floats make tiles too big for that, and rows staged straight into L1
-  // leave the streaming to the hardware. Exact either way.
+  // leave the streaming to the hardware. Exact either way. A GEMV's B has padded rows: over
+  // whole rows it would read them in interleaved chunks instead (interleave_k.cpp).
   const Target target = avx2_target(HostCaches{32 * 1024, 1024 * 1024, 2 * 1024 * 1024});
   InMemoryMemo base;
   Solver solver(target, base);
@@ -498,13 +499,13 @@ TEST_CASE("codegen: tiles of B streamed from main memory into L2 read the next t
   for (int64_t m : {1, 2, 8})
     for (int64_t n : {2048, 3001, 4096, 16384}) {
       const int64_t k = n == 16384 ? 64 : m == 8 && n == 4096 ? 2048 : 512;
-      const test::JitCase c{m, n, k, false, false, m == 2, 1, 0.5f, 0, false};
+      const int64_t ldb = n + 4;
+      const test::JitCase c{m, n, k, false, false, m == 2, 1, 0.5f, 0, false, m == 1 ? ldb : 0};
       Plan plan;
       const std::string r = test::run_jit_case(solver, c, rng, &plan);
       CHECK_MESSAGE(r.empty(), r);
       const bool packs = streamed_pack_rows(plan, plan.root, false) > 0;
       packed += m == 8 && packs;
-      const int64_t ldb = n + 4;
       auto streamed_b = [&](const PlanNode &s, bool ahead) {
         if (s.kind != NodeKind::Stage || s.operand != 1 || s.spec.b().level != Level::GL)
           return false;
@@ -537,6 +538,36 @@ TEST_CASE("codegen: tiles of B streamed from main memory into L2 read the next t
   CHECK(not_ahead >= 4);
   CHECK(into_l1 >= 2);
   CHECK(packed >= 2);
+}
+
+TEST_CASE("codegen: GEMVs over B in main memory read k in interleaved chunks, exactly") {
+  // The interleave forced at the root: chunks of 2 and 3 rows with and without rows past
+  // them, 1 to 333 columns (below, at and past the vector width and the 48-wide tiles), A as
+  // a row or transposed, overwriting (C full of NaN) and accumulating; B's rows padded
+  // (run_jit_case), so its views stride by chunks of ldb, not of n.
+  Solver &solver = test::shared_solver();
+  std::mt19937_64 rng(65);
+  int checked = 0;
+  for (int64_t k : {8, 9, 13, 67, 260})
+    for (int64_t n : {1, 7, 8, 9, 48, 100, 333})
+      for (bool trans_a : {false, true})
+        for (bool accumulate : {false, true}) {
+          const test::JitCase c{1, n,   k, trans_a, false, accumulate, 1, accumulate ? -1.0f : 0.5f,
+                                0, true};
+          const Spec spec = test::case_spec(solver, c);
+          std::vector<Action> actions;
+          enumerate_interleaves(spec, solver.target(), actions);
+          REQUIRE(actions.size() == 1);
+          test::ForcedMemo memo(solver, spec, actions[0]);
+          REQUIRE(memo.solvable());
+          Solver forced(solver.target(), memo);
+          Plan plan;
+          const std::string r = test::run_jit_case(forced, c, rng, &plan);
+          CHECK_MESSAGE(r.empty(), test::describe(c) << ": " << r);
+          CHECK(plan.nodes[size_t(plan.root)].kind == NodeKind::Interleave);
+          ++checked;
+        }
+  CHECK(checked == 140);
 }
 
 }  // namespace tessel

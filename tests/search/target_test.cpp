@@ -158,8 +158,9 @@ TEST_CASE("reading from memory: a few long rows at once cost least per line") {
         doctest::Approx(t.lines(l2, 64, 256) * t.coef.line_cycles[int(Level::L2)]));
 }
 
-// Where the one-thread plan for an m x n x k product stages B: the specs below each such
-// stage (only those whose B comes from main memory, if `from_memory`). Not empty.
+// Where the one-thread plan for an m x n x k product stages B or reads it in interleaved
+// chunks: the specs below each such node (only those whose B comes from main memory, if
+// `from_memory`). Not empty.
 std::vector<Spec> b_stages(int64_t m, int64_t n, int64_t k, bool from_memory) {
   const Target &t = test::test_target();
   InMemoryMemo memo;
@@ -168,16 +169,17 @@ std::vector<Spec> b_stages(int64_t m, int64_t n, int64_t k, bool from_memory) {
   REQUIRE(build_plan(solver, matmul_spec(m, n, k, false, false, false, 1, t.limits()), &plan));
   std::vector<Spec> stages;
   for (const PlanNode &node : plan.nodes)
-    if (node.kind == NodeKind::Stage && node.operand == 1 &&
+    if ((node.kind == NodeKind::Stage || node.kind == NodeKind::Interleave) && node.operand == 1 &&
         (!from_memory || node.spec.b().level == Level::GL))
-      stages.push_back(node.spec);
+      stages.push_back(plan.nodes[size_t(node.children[0])].spec);
   REQUIRE(!stages.empty());
   return stages;
 }
 
 TEST_CASE("a GEMV over B in main memory streams whole rows of B a few at a time") {
   // The plan a GEMV expert writes: no tile of B narrower than its rows, read from memory
-  // with at most 16 rows at once (more overflow the prefetchers, see target.h).
+  // with at most 16 rows at once (more overflow the prefetchers, see target.h); here, rows of
+  // four interleaved chunks of k (interleave_k.cpp).
   for (const Spec &s : b_stages(1, 4096, 4096, true)) {
     CHECK(s.dims[1] == 4096);
     CHECK(s.dims[2] <= 16);
