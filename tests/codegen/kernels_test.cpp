@@ -570,4 +570,22 @@ TEST_CASE("codegen: GEMVs over B in main memory read k in interleaved chunks, ex
   CHECK(checked == 140);
 }
 
+TEST_CASE("codegen: GEMVs over B in main memory on two threads interleave each part of k") {
+  // Each thread's part of k is whole rows of B: the search reads it in interleaved chunks,
+  // each part run apart (as the team would) and summed; exact.
+  Solver &solver = test::shared_solver();
+  std::mt19937_64 rng(66);
+  int interleaved = 0;
+  for (auto [k, n] : {std::pair{260, 333}, {301, 100}, {1031, 48}})
+    for (bool accumulate : {false, true}) {
+      const test::JitCase c{1, n, k, false, false, accumulate, 2, 0.5f, 0, true};
+      Plan plan;
+      const std::string r = test::run_jit_case(solver, c, rng, &plan, {1});
+      CHECK_MESSAGE(r.empty(), test::describe(c) << ": " << r);
+      CHECK(plan.reduction_parts() == 2);
+      for (const PlanNode &node : plan.nodes) interleaved += node.kind == NodeKind::Interleave;
+    }
+  CHECK(interleaved >= 6);
+}
+
 }  // namespace tessel
