@@ -83,9 +83,8 @@ struct Expansion {
   double local_cycles = 0;  // cost of the node itself (loop overhead, staging traffic, kernel)
   int64_t alloc_bytes = 0;  // workspace this node allocates
   // Loop: dim, step, trips (full tiles). Interleave: dim 2, step chunks of trips elements.
-  // Grid over m, n: m by step (trips), n by step2
-  // (trips2); over k: k by step (trips).
-  // Alloc/Stage: operand.
+  // Grid over m, n: m by step (trips), n by step2 (trips2); over k: k by step (trips).
+  // Alloc/Stage: operand (Interleave: B).
   int dim = -1;
   int32_t step = 0;
   int64_t trips = 0;
