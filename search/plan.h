@@ -3,11 +3,11 @@
 // decisions, never code.
 //
 // Tensors are numbered: 0 = A, 1 = B, 2 = C (the user's matrices, leading dimensions given
-// at emission), then buffers and register tiles introduced by Alloc nodes, and the strided
-// views of A and B that Interleave nodes introduce. Each node names,
-// per operand of its spec, which tensor it reads; the origin of that operand's tile inside
-// the tensor follows from the enclosing loops (iteration i of a loop over dim d shifts every
-// operand spanning d by i*step along that axis).
+// at emission), then buffers and register tiles introduced by Alloc nodes and the strided
+// views of A and B that Interleave nodes introduce. Each node names, per operand of its
+// spec, which tensor it reads; the origin of that operand's tile inside the tensor follows
+// from the enclosing loops (iteration i of a loop over dim d shifts every operand spanning d
+// by i*step along that axis).
 #pragma once
 #include <array>
 #include <cstdint>

@@ -18,7 +18,7 @@ struct TensorSpec {
   // in few L1 sets and many pages, so reading a tile of them costs per row
   // (Target::coef.strided_row_cycles); when they start in fewer than all sets, fewer of them
   // fit in L1 (Target::crowded_footprint). Packing avoids both.
-  uint8_t stride_class : 7 = 0;  // 0..7; a bit-field beside the flag keeps a spec 44 bytes
+  uint8_t stride_class : 7 = 0;  // 0..7; bit-fields keep a spec in 44 bytes (PlanNode)
   // User matrices only: the tile's stored rows follow one another with no gap (it spans whole
   // rows of a matrix whose rows are as long as its stride), so reading them in order is one
   // run. Only a GEMV's B carries it (matmul_spec), for the interleave that reads B in a few
