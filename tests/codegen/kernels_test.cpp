@@ -552,8 +552,8 @@ TEST_CASE("codegen: GEMVs over B in main memory read k in interleaved chunks, ex
     for (int64_t n : {1, 7, 8, 9, 48, 100, 333})
       for (bool trans_a : {false, true})
         for (bool accumulate : {false, true}) {
-          const test::JitCase c{1, n,   k, trans_a, false, accumulate, 1, accumulate ? -1.0f : 0.5f,
-                                0, true};
+          const float alpha = accumulate ? -1.0f : 0.5f;
+          const test::JitCase c{1, n, k, trans_a, false, accumulate, 1, alpha, 0, true};
           const Spec spec = test::case_spec(solver, c);
           std::vector<Action> actions;
           enumerate_interleaves(spec, solver.target(), actions);

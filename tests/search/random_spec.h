@@ -1,6 +1,6 @@
 // A spec with every field random (op, flags, thread count from 0, shape, operand levels,
-// layouts, strips, stride and contiguity flags, memory limits), canonical or not: for tests of what
-// must hold for any spec (keys, canonical forms, the memo).
+// layouts, strips, stride and contiguity flags, memory limits), canonical or not: for tests
+// of what must hold for any spec (keys, canonical forms, the memo).
 #pragma once
 #include <cstdint>
 #include <random>
