@@ -565,11 +565,11 @@ void PlanEmitter::open_views(const PlanNode &n, int child) {
       return;
     }
     // A view of a single row of A is column-major with the chunks' stride (in elements of A);
-    // B's rows are a chunk apart.
-    const int64_t k_step = o == 0 ? of.col_bytes : of.row_bytes;
+    // B's rows are a chunk apart. The plan's k strides say how far (PlanTensor::k_stride).
+    const PlanTensor &v = plan_->tensors[static_cast<size_t>(view)];
+    const int64_t k_step = (o == 0 ? of.col_bytes : of.row_bytes) / 4;
     TensorState &st = tensors_[static_cast<size_t>(view)];
-    st = live_state(of.reg, k_step / 4 * n.trips,
-                    plan_->tensors[static_cast<size_t>(view)].spec.layout);
+    st = live_state(of.reg, k_step * (v.k_stride / tensor(n, o).k_stride), v.spec.layout);
     st.disp = of.disp;
     st.staged_from = std::max(of.staged_from, n.spec.operands[static_cast<size_t>(o)].level);
     st.long_runs = o == 1;

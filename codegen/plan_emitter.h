@@ -198,7 +198,7 @@ class PlanEmitter : public EmitterBase {
   // origins one shift on (left after the last).
   void emit_counted_loop(int body, int height, int64_t iterations, const Shifts &shifts);
   void emit_interleave(int id);
-  // Makes the views of A and B that `child` of Interleave node `id` reads live, on the
+  // Makes the views of A and B that `child` of Interleave node `n` reads live, on the
   // registers and displacements of the tensors they view.
   void open_views(const PlanNode &n, int child);
   void emit_parallel_grid(int id);
