@@ -75,6 +75,7 @@ bool emit_kernel(const EmitRequest &req, std::unique_ptr<JitKernel> *out, std::s
     kernel->copy_floats_ = emitter.copy_floats();
     kernel->outlined_tiles_ = emitter.outlined_tiles();
     kernel->tile_calls_ = emitter.tile_calls();
+    kernel->carried_packs_ = emitter.carried_packs();
     kernel->name_ = req.name;
     *out = std::move(kernel);
     return true;

@@ -68,6 +68,8 @@ class JitKernel {
   // when no tile recurs; see plan_emitter.h).
   int outlined_tiles() const { return outlined_tiles_; }
   int tile_calls() const { return tile_calls_; }
+  // Pipelined pack loops that copy the next loop's first tile ahead (see pack_ahead.cpp).
+  int carried_packs() const { return carried_packs_; }
 
  private:
   friend bool emit_kernel(const EmitRequest &, std::unique_ptr<JitKernel> *, std::string *);
@@ -78,7 +80,7 @@ class JitKernel {
   int64_t workspace_bytes_ = 0;
   int64_t parallel_iterations_ = 0;
   int64_t reduction_parts_ = 0, copy_floats_ = 0;
-  int outlined_tiles_ = 0, tile_calls_ = 0;
+  int outlined_tiles_ = 0, tile_calls_ = 0, carried_packs_ = 0;
   std::string name_;
 };
 

@@ -151,7 +151,7 @@ void PlanEmitter::emit(const EmitRequest &req, uint8_t *buffer, size_t capacity)
   tile_registers_ = 0;
   tile_tensor_ = -1;
   cursor_ = PackCursor{};
-  outlined_tiles_ = tile_calls_ = 0;
+  outlined_tiles_ = tile_calls_ = carried_packs_ = 0;
   Xbyak::Label mask_table;
   mask_table_ = &mask_table;
   emit_function();
@@ -205,8 +205,12 @@ void PlanEmitter::emit_function() {
   ahead_offset_ = c_copy_.bytes > 0 ? c_copy_.offset + c_copy_.bytes : plan_->workspace_bytes;
   ahead_offset_ = (ahead_offset_ + 63) / 64 * 64;
   ahead_bytes_ = 0;
+  links_.clear();
   find_outlined_tiles();
-  preamble(frame_needs());
+  FrameNeeds needs = frame_needs();
+  ahead_slot_ = needs.workspace ? needs.spill_slots++ : -1;
+  preamble(needs);
+  if (ahead_slot_ >= 0) mov(spill_slot(ahead_slot_), 0);
   emit_node(plan_->root);
   postamble();
   emit_outlined_tiles();
@@ -325,6 +329,12 @@ void PlanEmitter::copy_rows(int64_t rows, int64_t cols, int64_t src_ld, int64_t 
 
 void PlanEmitter::emit_node(int id) {
   if (failed()) return;
+  links_.push_back({id, Link::Barrier, Shifts{}});
+  emit_node_of_kind(id);
+  links_.pop_back();
+}
+
+void PlanEmitter::emit_node_of_kind(int id) {
   const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
   switch (n.kind) {
     case NodeKind::Loop:
@@ -362,6 +372,7 @@ void PlanEmitter::emit_node(int id) {
         if (tid >= 0 && static_cast<size_t>(tid) < tensors_.size())
           st = &tensors_[static_cast<size_t>(tid)];
       }
+      links_.back().link = Link::Transparent;
       if (st == nullptr) {
         if (n.children[0] >= 0) emit_node(n.children[0]);
         return;
@@ -469,7 +480,11 @@ void PlanEmitter::emit_loop_iterations(int id, const Shifts &shifts) {
   const bool has_first = first >= 0 && iterations > 0;
   const bool ahead = pipelines_pack(id, iterations - (has_first ? 1 : 0), shifts);
   const bool first_ahead = ahead && has_first && first_packs_ahead(id);
+  // This loop's link, pushed by emit_node (by index: the children push theirs).
+  const size_t link = links_.size() - 1;
+  links_[link].shifts = shifts;
   if (has_first) {
+    links_[link].link = iterations > 1 ? Link::FirstIteration : Link::LastStatic;
     first_ahead ? emit_first_packing_ahead(id) : emit_node(first);
     displace(shifts, 1);
     ++done_static;
@@ -479,6 +494,7 @@ void PlanEmitter::emit_loop_iterations(int id, const Shifts &shifts) {
     fail("codegen: loop without a body");
     return;
   }
+  links_[link].link = Link::Barrier;
   if (iterations > 0 && plan_->nodes[static_cast<size_t>(body)].kind == NodeKind::Kernel) {
     emit_unrolled_kernel_loop(id, iterations, shifts);
     // It leaves the origins after all its iterations; remember how to take them back.
@@ -489,6 +505,7 @@ void PlanEmitter::emit_loop_iterations(int id, const Shifts &shifts) {
       done_static += iterations % kUnroll;
     }
   } else if (iterations == 1) {
+    links_[link].link = Link::LastStatic;
     emit_node(body);
     displace(shifts, 1);
     ++done_static;
@@ -496,10 +513,12 @@ void PlanEmitter::emit_loop_iterations(int id, const Shifts &shifts) {
     emit_pipelined_pack_loop(id, iterations, shifts, first_ahead);
     done_dynamic += iterations;
   } else if (iterations > 1) {
+    links_[link].link = Link::Counted;
     emit_counted_loop(body, height, iterations, shifts);
     done_dynamic += iterations;
   }
   // The origins now sit on the remainder tile, the loop's last.
+  links_[link].link = Link::Barrier;
   if (rest >= 0) {
     for (const Shift &sh : shifts) tensors_[static_cast<size_t>(sh.first)].next_tile_bytes = 0;
     emit_node(rest);

@@ -40,6 +40,9 @@ class PlanEmitter : public EmitterBase {
   // Of the last function: register tiles emitted as subroutines, and the calls to them.
   int outlined_tiles() const { return outlined_tiles_; }
   int tile_calls() const { return tile_calls_; }
+  // Of the last function: pipelined pack loops whose last iteration may copy the first tile
+  // of the next one (find_carries).
+  int carried_packs() const { return carried_packs_; }
   // Workspace the function needs: its plan's buffers, then the C copy if any (see
   // plan_c_copy).
   int64_t workspace_bytes() const;
@@ -192,6 +195,7 @@ class PlanEmitter : public EmitterBase {
   // The preamble's share of the work: registers, spill slots and arguments the plan uses.
   FrameNeeds frame_needs() const;
   void emit_node(int id);
+  void emit_node_of_kind(int id);
   void emit_loop(int id);
   void emit_loop_iterations(int id, const Shifts &shifts);
   // `iterations` runs of `body`, counted by the loop register of `height`, each moving the
@@ -252,6 +256,27 @@ class PlanEmitter : public EmitterBase {
   // (then it copies the body's first tile), and its emission.
   bool first_packs_ahead(int id) const;
   void emit_first_packing_ahead(int id);
+  // Whether allocs `x` and `y` pack ahead the same tiles into the same buffer.
+  bool packs_alike(const PlanNode &x, const PlanNode &y) const;
+  // Where a pipelined loop's last iteration may copy the first tile of the next pipelined
+  // loop to run: an enclosing loop's next iteration that starts with a loop packing the same
+  // tiles into the same buffers, reached through loops and stages only.
+  struct Carry {
+    int64_t next = 0;   // bytes from the last tile's source to the next one's
+    int height = 0;     // the enclosing loop's counter; 0: its next iteration follows surely
+    bool copy = false;  // whether that next iteration starts with such a loop
+  };
+  // The enclosing loops of `loop` (which moves its tensors by `shifts`), innermost first,
+  // until one's next iteration follows surely.
+  void find_carries(const PlanNode &loop, const AheadPack &a, const Shifts &shifts,
+                    std::vector<Carry> *out) const;
+  // Whether node `id` starts with a loop like `loop` that packs ahead what `loop` does.
+  bool starts_like(int id, const PlanNode &loop, const Shifts &shifts) const;
+  // Into `reg`, the buffer holding `alloc`'s first tile: the one ahead_slot_ names, where
+  // the loop before copied it, or (when the slot is 0) the alloc's own, packed now.
+  void take_first_tile(const PlanNode &alloc, const Xbyak::Reg64 &reg);
+  // Into `reg` the slot's buffer (this tile's), into rcx and the slot the other one.
+  bool next_buffer(const PlanNode &alloc, const Xbyak::Reg64 &reg);
   // The cursor over the next tile of `a` (`next` bytes on), copying into the buffer whose
   // origin is in rcx; then, after the body, the rest of the copy.
   void start_copy_cursor(const AheadPack &a, int64_t next);
@@ -312,6 +337,24 @@ class PlanEmitter : public EmitterBase {
   PackCursor cursor_;
   // The second buffer of pipelined packs, after the plan's buffers and the C copy.
   int64_t ahead_offset_ = 0, ahead_bytes_ = 0;
+  // The stack slot holding the buffer a pipelined loop's next tile is in, or 0 when the next
+  // pipelined loop to run must pack its first tile itself (-1: the plan packs nothing).
+  int ahead_slot_ = -1;
+  // The nodes being emitted, root first, and how each one's child being emitted runs on:
+  // what a pipelined loop's last iteration looks up to find the next tile (find_carries).
+  enum class Link : uint8_t {
+    Barrier,         // anything may run after the child
+    Transparent,     // a stage that emits no code
+    FirstIteration,  // a loop's first iteration of its own, with more to come
+    LastStatic,      // a loop's last iteration, known statically
+    Counted,         // a counted loop's iteration: the last when its counter is 1
+  };
+  struct EmitLink {
+    int id = -1;
+    Link link = Link::Barrier;
+    Shifts shifts;
+  };
+  std::vector<EmitLink> links_;
   Xbyak::Label *mask_table_ = nullptr;  // emit()'s own: labels last one function
   std::vector<int32_t> outline_;        // per node: 1 + its index in tiles_ if outlined, or 0
   // Kept, with their storage, from plan to plan:
@@ -327,6 +370,7 @@ class PlanEmitter : public EmitterBase {
   // a call site whose inputs the subroutine cannot serve.
   bool tiles_in_place_ = false;
   int outlined_tiles_ = 0, tile_calls_ = 0;
+  int carried_packs_ = 0;
   struct CCopy {
     int64_t bytes = 0;   // the biggest copy; 0: C is never copied
     int64_t offset = 0;  // in the workspace, after the plan's buffers

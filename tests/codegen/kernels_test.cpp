@@ -449,6 +449,29 @@ TEST_CASE("codegen: loops over packs of B from L3 copy the next tile as they mul
   CHECK(ahead == 18);
 }
 
+TEST_CASE("codegen: the last tile of a loop packing ahead copies the next loop's first, exactly") {
+  // Few rows of A over a wide B: loops over k (a Matmul's with a first iteration of their
+  // own) hold loops over n that pack B ahead. Each such loop's last iteration copies the
+  // first tile of the next loop packing the same tiles, the enclosing loop's next iteration
+  // (an inner k loop's if it has one left, else the outer's), and that loop starts on it.
+  const Target target = avx2_target(HostCaches{48 * 1024, 1024 * 1024, 32 * 1024 * 1024});
+  InMemoryMemo base;
+  Solver solver(target, base);
+  std::mt19937_64 rng(65);
+  for (int threads : {1, 2})
+    for (int64_t m : {17, 32})
+      for (bool accumulate : {false, true}) {
+        const test::JitCase c{m, 3072, 768, false, false, accumulate, threads, 0.5f, 0, false};
+        Plan plan;
+        const std::string r = test::run_jit_case(solver, c, rng, &plan);
+        CHECK_MESSAGE(r.empty(), r);
+        std::unique_ptr<JitKernel> jit;
+        std::string error;
+        REQUIRE(emit_kernel({&plan, c.k, c.n, c.n, "carried packs"}, &jit, &error));
+        CHECK_MESSAGE(jit->carried_packs() > 0, test::describe(c), "\n", format_plan(plan));
+      }
+}
+
 TEST_CASE("codegen: packs of B from L3 prefetch the tile their loop packs next, and stay exact") {
   // Few rows of A against a B in L3: B is packed 128 rows at a time inside loops over n and
   // k. Each pack fetches the next tile into L2 as it goes; the plans depend on the caches:
