@@ -194,6 +194,7 @@ class PlanEmitter : public EmitterBase {
   void copy_rows(int64_t rows, int64_t cols, int64_t src_ld, int64_t dst_ld);
   // The preamble's share of the work: registers, spill slots and arguments the plan uses.
   FrameNeeds frame_needs() const;
+  // Pushes the node's link (Barrier until the node says otherwise), emits it by its kind.
   void emit_node(int id);
   void emit_node_of_kind(int id);
   void emit_loop(int id);
@@ -249,7 +250,7 @@ class PlanEmitter : public EmitterBase {
   // Whether loop `id` (moving its operands by `shifts`) packs ahead, and its emission.
   bool pipelines_pack(int id, int64_t iterations, const Shifts &shifts) const;
   // `first_packed`: the loop's first iteration of its own (a Matmul's) packed ahead too, so
-  // the body's first tile is already in the second buffer.
+  // the body's first tile is already in the buffer ahead_slot_ names.
   void emit_pipelined_pack_loop(int id, int64_t iterations, const Shifts &shifts,
                                 bool first_packed);
   // Whether a pipelined loop's first iteration of its own packs the same tiles the same way
