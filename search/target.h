@@ -112,6 +112,11 @@ struct CostCoefficients {
   // 2.65-3.26 s against 2.10-2.39 s, two alternating runs each. Held at 4000 until the
   // search prunes parallel tiles better.
   double fork_join = 4000;
+  // How much later than the calling thread a helper starts its tile and is seen to end it,
+  // within fork_join: a cache line's round trip between the cores (485 ns at 3.49 GHz on the
+  // Zen 5 VM). On two threads the caller runs the grid's first tile and the helper its last,
+  // so a first tile up to this much longer costs nothing (parallel_tile.cpp).
+  double helper_lag = 1600;
 };
 
 // Tile sizes for one extent, ascending: a prefix of the target's tabulated list, or (for a

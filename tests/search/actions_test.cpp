@@ -8,6 +8,7 @@
 
 #include "action.h"
 #include "memo.h"
+#include "plan.h"
 #include "solver.h"
 
 namespace tessel {
@@ -80,6 +81,45 @@ TEST_CASE("a parallel spec may split each output dimension evenly among its thre
   std::vector<Action> grids;
   enumerate_parallel_tiles(s, t, grids);
   for (const Action &a : grids) CHECK_MESSAGE(a.size % 16 == 0, to_string(a));
+}
+
+TEST_CASE("on two threads the caller's tile may be longer than the helper's by its lag") {
+  // The helper starts and is seen done helper_lag after the caller: 64^3 on two threads is
+  // offered 36 + 28 rows (half, plus the rows whose FMAs take half the lag, in pairs), and
+  // the first tile's extra FMAs up to the lag cost nothing there. Even tiles and three threads
+  // get no such credit, and the search takes 36 + 28 over 32 + 32.
+  const Target t = avx2_target(HostCaches{});
+  const Spec s = matmul_spec(64, 64, 64, false, false, false, 2, t.limits());
+  std::vector<Action> grids;
+  enumerate_parallel_tiles(s, t, grids);
+  const Action lopsided{ActionKind::ParallelTile, 0, 0, 36, 64};
+  REQUIRE(std::find(grids.begin(), grids.end(), lopsided) != grids.end());
+  auto local = [&](const Spec &spec, int32_t rows) {
+    Expansion e;
+    expand_parallel_tile(spec, {ActionKind::ParallelTile, 0, 0, rows, 64}, t, e);
+    return e.local_cycles;
+  };
+  const double plain = t.coef.fork_join + t.coef.loop_iteration;
+  Spec first = s, last = s;
+  first.dims[0] = 36;
+  last.dims[0] = 28;
+  first.threads = last.threads = 1;
+  const double credit = std::min(t.coef.helper_lag, t.fma_bound(first) - t.fma_bound(last));
+  CHECK(credit > 0);
+  CHECK(local(s, 36) == doctest::Approx(plain - credit));
+  CHECK(local(s, 32) == doctest::Approx(plain));
+  Spec three = s;
+  three.threads = 3;
+  CHECK(local(three, 24) == doctest::Approx(plain));  // 24 + 24 + 16: one round
+
+  InMemoryMemo memo;
+  Solver solver(t, memo);
+  Plan plan;
+  REQUIRE(build_plan(solver, s, &plan));
+  const PlanNode &root = plan.nodes[size_t(plan.root)];
+  REQUIRE(root.kind == NodeKind::Grid);
+  CHECK(root.step == 36);
+  CHECK(root.children[1] >= 0);  // the helper's 28 rows
 }
 
 TEST_CASE("a small output over a long reduction may split k among its threads") {
