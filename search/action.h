@@ -21,7 +21,7 @@
 
 namespace tessel {
 
-constexpr int kActionOrderVersion = 15;
+constexpr int kActionOrderVersion = 16;
 
 enum class ActionKind : uint8_t {
   Serial,          // run a threads > 1 spec on one thread
