@@ -295,13 +295,11 @@ void PlanEmitter::emit_pipelined_pack_loop(int id, int64_t iterations, const Shi
 
   const int height = height_[static_cast<size_t>(id)];
   counter_set(height, iterations);
-  const Xbyak::Reg64 counter = height <= kCounterRegisters ? reg_loop[height - 1] : reg_scratch;
   const size_t top = here();
-  if (height > kCounterRegisters) mov(reg_scratch, spill_slot(height - kCounterRegisters - 1));
   if (!next_buffer(alloc, reg)) return;
   Xbyak::Label last, copying, none;
   xor_(reg_count_outer.cvt32(), reg_count_outer.cvt32());
-  cmp(counter, 1);
+  counter_compare(height, 1);
   je(last);
   start_copy_cursor(a, next_tile_bytes(*a.pack, 0));
   jmp(copying);
@@ -310,11 +308,7 @@ void PlanEmitter::emit_pipelined_pack_loop(int id, int64_t iterations, const Shi
   for (const Carry &c : carries) {
     Xbyak::Label outer_last;
     if (c.height > 0) {
-      if (c.height <= kCounterRegisters) {
-        cmp(reg_loop[c.height - 1], 1);
-      } else {
-        cmp(spill_slot(c.height - kCounterRegisters - 1), 1);
-      }
+      counter_compare(c.height, 1);
       je(outer_last);
     }
     if (c.copy) {

@@ -447,6 +447,14 @@ void PlanEmitter::counter_set(int height, int64_t value) {
   }
 }
 
+void PlanEmitter::counter_compare(int height, int32_t value) {
+  if (height <= kCounterRegisters) {
+    cmp(reg_loop[height - 1], value);
+  } else {
+    cmp(spill_slot(height - kCounterRegisters - 1), value);
+  }
+}
+
 void PlanEmitter::counter_dec(int height) {
   if (height <= kCounterRegisters) {
     dec(reg_loop[height - 1]);

@@ -303,6 +303,7 @@ class PlanEmitter : public EmitterBase {
   void displace(const Shifts &shifts, int64_t times);
   // Counter of a loop of this height: a register, or a stack slot above kCounterRegisters.
   void counter_set(int height, int64_t value);
+  void counter_compare(int height, int32_t value);
   void counter_dec(int height);
 
   // A register tile of the plan that may be outlined: the tensors it reads but did not
