@@ -126,7 +126,7 @@ bool second_cheapest(const std::vector<Ranked> &order, size_t first, double limi
 }  // namespace
 
 MemoEntry Solver::solve_within(const Spec &s, uint64_t hash, double target_bound, double budget,
-                               int depth) {
+                               int depth, bool eager) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   if (stopped()) return MemoEntry{};
   MemoEntry found;
@@ -197,10 +197,11 @@ MemoEntry Solver::solve_within(const Spec &s, uint64_t hash, double target_bound
   }
   MemoEntry best;
   int best_index = -1;
-  // Solving a little past the budget costs little more, and saves re-solving this spec when
-  // a later parent can afford more: search up to a margin over the known bound.
-  double limit = std::max(budget, floor * kEagerMargin);  // the most a useful plan may cost
-  double cut_bound = kInf;                                // the least any skipped action could cost
+  // The most a useful plan may cost. Solving a little past the budget costs little more, and
+  // saves re-solving this spec when a later parent can afford more: search up to a margin
+  // over the known bound.
+  double limit = eager ? std::max(budget, floor * kEagerMargin) : budget;
+  double cut_bound = kInf;  // the least any skipped action could cost
   // Candidates are taken cheapest bound first, ties in enumeration order (a stable sort's
   // order). A spec tries two or three before its limit prunes the rest, so each is found by
   // a scan of those left: sorting all of them was a twentieth of a search.
@@ -235,8 +236,10 @@ MemoEntry Solver::solve_within(const Spec &s, uint64_t hash, double target_bound
       const double mult = child.multiplicity;
       if (mult > 0) rest -= mult * c.child_bounds[slot];
       const double child_budget = mult > 0 ? (limit - total.cycles - rest) / mult : kInf;
-      const MemoEntry sub =
-          solve_within(child.spec, c.hashes[slot], c.target_bounds[slot], child_budget, depth + 1);
+      // A parallel split's tiles are specs no serial plan shares: searched only within the
+      // budget, they are not solved in full for grids that lose.
+      const MemoEntry sub = solve_within(child.spec, c.hashes[slot], c.target_bounds[slot],
+                                         child_budget, depth + 1, e.node != NodeKind::Grid);
       if (!sub.exact || !sub.solvable) {
         complete = false;
         const double sub_bound = sub.exact ? kInf : sub.lower_bound;

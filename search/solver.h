@@ -44,8 +44,9 @@ class Solver {
   // `s` is canonical with memo_hash(s) `hash`; `target_bound` is target_.lower_bound(s), or
   // negative when not computed yet (it is pure, so a child's is computed once, when it is
   // bounded).
+  // `eager`: search past `budget`, up to kEagerMargin over the spec's bound (see there).
   MemoEntry solve_within(const Spec &s, uint64_t hash, double target_bound, double budget,
-                         int depth);
+                         int depth, bool eager = true);
   // The best lower bound known for `s`; sets `target_bound` when it computed it.
   double known_lower_bound(const Spec &s, uint64_t hash, double *target_bound);
   // known_lower_bound for a spec whose memo entry (if `known`, with bound `memoized`) does not
