@@ -102,16 +102,15 @@ struct CostCoefficients {
   // and 1000^3 on two threads 1.2-1.4%.
   double l2_stream_line_cycles = 0.25;
   // A parallel loop's start and join on tessel's team (runtime/team.h), beyond the work.
-  // perf/fork_join, back-to-back calls with 2-20 us of work, on the Zen 5 VM (3.49 GHz; a
-  // cache line's round trip between its cores 485 ns): 0.33-0.38 us (1150-1350 cycles) since
-  // the loop is published on one line, 1.1-1.3 us before (the Zen 4 VM took 0.47 us). At 6000
-  // the search kept 64^3 on one thread; at 4000 it splits it in two 32x64 tiles. At 1500 it
-  // splits 48^3 and 64x32x64 too (two threads, medians of 7 alternating runs: 48^3 115 -> 123
-  // GFLOP/s, 64x32x64 114 -> 129), but more parallel splits survive its bounds everywhere:
-  // the search of 40 random two-thread shapes (tessel warm, 1 to 300 per dimension) took
-  // 2.65-3.26 s against 2.10-2.39 s, two alternating runs each. Held at 4000 until the
-  // search prunes parallel tiles better.
-  double fork_join = 4000;
+  // perf/fork_join, back-to-back calls with 2-20 us of work, on the Zen 5 VMs (3.49 GHz):
+  // 0.33-0.38 us (1150-1350 cycles) at quiet times, 0.72-0.75 us (2450-2530) at others (the
+  // same VM hours apart; 1.1-1.3 us before the loop was published on one line). At 6000 the
+  // search kept 64^3 on one thread; at 4000, 48^3 too. At 2500 it splits 48^3 (30 + 18 rows),
+  // 27x81x58, 64x32x64 and 80x16x80, 11-24% faster on two threads even when the fork and join took
+  // 0.72 us (medians of 7 alternating runs: 48^3 113.8 -> 130.7 GFLOP/s, 27x81x58 109.6 -> 131.2),
+  // and 32^3 and 17x33x65 stay on one. Lower, more splits survive the bounds: at 1500, 17x33x65
+  // solved 4x the specs.
+  double fork_join = 2500;
   // How much later than the calling thread a helper starts its tile and is seen to end it,
   // within fork_join: a cache line's round trip between the cores (485 ns at 3.49 GHz on the
   // Zen 5 VM). On two threads the caller runs the grid's first tile and the helper its last,
