@@ -40,15 +40,14 @@ namespace {
 // The elements of C along `dim` that share a cache line: the tiles of different threads must
 // not, or each store to such a line moves it between the cores. Two threads splitting
 // 32x64x64's columns 40 + 24 ran 15% slower than one thread; 16-column tiles cannot share
-// lines where C's rows start on one.
-int32_t line_multiple(const Spec &s, int dim) {
-  const int contiguous = s.c().layout.kind == LayoutKind::ColMajor ? 0 : 1;  // C is m x n
-  return dim == contiguous ? static_cast<int32_t>(kLineBytes / 4) : 1;       // f32
+// lines where C's rows start on one. A parallel spec's C is row-major (matmul_spec).
+int32_t line_multiple(int dim) {
+  return dim == 1 ? static_cast<int32_t>(kLineBytes / 4) : 1;  // f32
 }
 
 // What a grid's tiles along `dim` must be a multiple of: whole panels and whole lines of C.
 int32_t grid_step_multiple(const Spec &s, int dim) {
-  return std::lcm(panel_step_multiple(s, dim), line_multiple(s, dim));
+  return std::lcm(panel_step_multiple(s, dim), line_multiple(dim));
 }
 
 }  // namespace
@@ -80,7 +79,7 @@ void enumerate_parallel_tiles(const Spec &s, const Target &t, std::vector<Action
     const std::vector<int> &strips = dim == 0 ? t.panel_row_strips : t.panel_col_strips;
     const int64_t whole =
         std::lcm(strips.empty() ? t.lanes : *std::max_element(strips.begin(), strips.end()),
-                 int64_t{line_multiple(s, dim)});
+                 int64_t{line_multiple(dim)});
     const int64_t per_thread = (extent + s.threads - 1) / s.threads;
     const auto even = static_cast<int32_t>((per_thread + whole - 1) / whole * whole);
     const TileSizes sizes = t.tile_sizes(extent);
@@ -98,8 +97,8 @@ void enumerate_parallel_tiles(const Spec &s, const Target &t, std::vector<Action
     // 13.5-13.9 s against 11.6-13.0, no database).
     const double fmas = t.fma_bound(s);
     if (s.threads != 2 || t.coef.helper_lag < 0.1 * fmas / 2) continue;
-    const int64_t step = dim == 0 ? 2 : t.lanes;
-    const int64_t multiple = std::lcm(step, int64_t{grid_step_multiple(s, dim)});
+    const int64_t rows_in_pairs = dim == 0 ? 2 : 1;  // columns: whole lines of C already
+    const int64_t multiple = std::lcm(rows_in_pairs, int64_t{grid_step_multiple(s, dim)});
     const auto lag_lines =
         static_cast<int64_t>(t.coef.helper_lag / 2 / (fmas / static_cast<double>(extent)));
     const int64_t first = (extent / 2 + lag_lines + multiple / 2) / multiple * multiple;
