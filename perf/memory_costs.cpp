@@ -4,7 +4,10 @@
 //                 (a loop over columns reading s rows side by side, as a register tile does);
 //   segment cycles the extra time of starting a new run of consecutive lines (a tile row that
 //                 is not the continuation of the previous one), from the time of reading the
-//                 same lines as short runs in a random order.
+//                 same lines as short runs in a random order;
+//   working set   the cycles per line of reading one working set over and over, from 2 to 64
+//                 MiB: where it leaves the L3's speed, a call's operands stop being found in
+//                 L3 by the next call (Target::usable_l3_share).
 // The clock comes from the FMA peak (2 FMA pipes x 8 lanes x 2 flops per cycle).
 //   memory_costs
 #include <algorithm>
@@ -104,6 +107,18 @@ void measure_level(const char *name, float *data, int64_t bytes, int repeats) {
   }
 }
 
+void measure_working_sets(float *data, int64_t max_bytes) {
+  std::printf("working set read over and over: cycles per line");
+  for (int64_t mib : {2, 4, 8, 12, 14, 16, 20, 24, 32, 64}) {
+    const int64_t bytes = mib << 20;
+    if (bytes > max_bytes) break;
+    const double c = median_cycles(
+        9, [&] { g_sink = g_sink + read_side_by_side(data, 1, bytes / 4, bytes / 4, 1); });
+    std::printf("  %lld MiB %.2f", static_cast<long long>(mib), c / (double(bytes) / 64));
+  }
+  std::printf("\n");
+}
+
 }  // namespace
 
 int main() {
@@ -116,6 +131,7 @@ int main() {
   measure_level("DRAM", data, dram, 3);
   measure_level("L3", data, l3, 15);
   measure_level("L2", data, l2, 101);
+  measure_working_sets(data, dram);
   std::free(data);
   return 0;
 }

@@ -20,6 +20,7 @@ std::string memo_fingerprint(const Target &t) {
   // Every number the cost model reads, so a retuned coefficient can never reuse old answers.
   uint64_t h = fnv1a(&t.coef, sizeof t.coef);
   h = fnv1a(&t.usable_cache_share, sizeof t.usable_cache_share, h);
+  h = fnv1a(&t.usable_l3_share, sizeof t.usable_l3_share, h);
   for (const std::vector<int> *v : {&t.panel_row_strips, &t.panel_col_strips, &t.tile_bases})
     h = fnv1a(v->data(), v->size() * sizeof(int), h);
   h = fnv1a(&t.register_tile_span, sizeof t.register_tile_span, h);

@@ -44,12 +44,13 @@ Target avx2_target(const HostCaches &caches) {
 
 MemoryLimits Target::limits() const {
   // Spec keys hold L1 in 16 bits and L2, L3 in 24 bits of KiB (64 MiB, 16 GiB).
-  auto kib = [&](int64_t bytes, uint32_t max) {
-    return std::min(max,
-                    static_cast<uint32_t>(static_cast<double>(bytes) * usable_cache_share / 1024));
+  auto kib = [&](int64_t bytes, uint32_t max, double share) {
+    return std::min(max, static_cast<uint32_t>(static_cast<double>(bytes) * share / 1024));
   };
-  return MemoryLimits{static_cast<uint32_t>(vregs), kib(caches.l1_bytes, 0xffff),
-                      kib(caches.l2_bytes, 0xffffff), kib(caches.l3_bytes, 0xffffff)};
+  return MemoryLimits{static_cast<uint32_t>(vregs),
+                      kib(caches.l1_bytes, 0xffff, usable_cache_share),
+                      kib(caches.l2_bytes, 0xffffff, usable_cache_share),
+                      kib(caches.l3_bytes, 0xffffff, usable_l3_share)};
 }
 
 void TileSizes::insert(int32_t v) {

@@ -151,6 +151,13 @@ struct Target {
   // (256^3 on two threads +3%, 129^3 on one +2.7%), none loses; a whole cache (1.0) was
   // -1% to +3% against 7/8.
   double usable_cache_share = 0.875;
+  // Share of the L3 a call's operands may take and still be found there by the next call
+  // (home_level). The Zen 5 VMs report 32 MiB, shared with other machines' cores: a working
+  // set read over and over costs 2.3-2.8 cycles a line up to 14 MiB, 3.1 at 20, 3.6 at 24,
+  // 7.0 at 64 (perf/memory_costs, "working set"). Operands of 16 to 28 MiB, taken to be in
+  // L3 at 7/8, came from main memory; planned for it, one thread: 6x3370x1703 29 -> 87
+  // GFLOP/s, 10x1789x2813 40 -> 81, 32x2139x1945 77 -> 102, 512x768x3072 +1.5% (README).
+  double usable_l3_share = 0.5;
   CostCoefficients coef;
   std::vector<int> panel_row_strips;  // heights of packed A panels
   std::vector<int> panel_col_strips;  // widths of packed B panels

@@ -158,6 +158,13 @@ TEST_CASE("reading from memory: a few long rows at once cost least per line") {
         doctest::Approx(t.lines(l2, 64, 256) * t.coef.line_cycles[int(Level::L2)]));
 }
 
+TEST_CASE("operands over half the L3 are taken to come from main memory") {
+  // 32 MiB of L3, of which a working set over 16 MiB is read at DRAM speed (usable_l3_share).
+  const Target t = avx2_target(HostCaches{48 * 1024, 1024 * 1024, 32 * 1024 * 1024});
+  CHECK(matmul_spec(6, 1500, 2000, false, false, false, 1, t.limits()).b().level == Level::L3);
+  CHECK(matmul_spec(6, 1703, 3370, false, false, false, 1, t.limits()).b().level == Level::GL);
+}
+
 // Where the one-thread plan for an m x n x k product stages B or reads it in interleaved
 // chunks: the specs below each such node (only those whose B comes from main memory, if
 // `from_memory`). Not empty.
