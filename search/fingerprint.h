@@ -8,10 +8,10 @@
 namespace tessel {
 
 // The layout of memo blocks and tables (memo_block.h, memo_store.h) and of spec keys.
-constexpr int kMemoSchemaVersion = 9;
+constexpr int kMemoSchemaVersion = 10;
 // Changes to how costs are computed that the coefficients below do not show (a new formula,
 // a kernel's cost), in target.cpp or the actions.
-constexpr int kCostModelVersion = 17;
+constexpr int kCostModelVersion = 18;
 
 // Schema, action enumeration and cost model versions, the target's ISA and register file,
 // the cache sizes the cost model used, and a hash of every cost coefficient.

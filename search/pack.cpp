@@ -82,6 +82,7 @@ void expand_pack(const Spec &s, const Action &a, const Target &, Expansion &e) {
   move.dtype = s.dtype;
   move.dims = {static_cast<int32_t>(s.rows(a.a)), static_cast<int32_t>(s.cols(a.a)), 1};
   move.operands[0] = s.operands[a.a];
+  move.operands[0].walked = false;  // a copy is charged per row either way (read_cost)
   move.operands[1] = e.new_tensor;
   move.limits = s.limits;
   e.children[0] = {canonical(move), 1, true};

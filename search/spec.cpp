@@ -43,7 +43,7 @@ const char *op_name(Op op) {
 }
 
 std::string to_string(const TensorSpec &t) {
-  return std::string(level_name(t.level)) + ":" + to_string(t.layout);
+  return std::string(level_name(t.level)) + ":" + to_string(t.layout) + (t.walked ? "~" : "");
 }
 
 static uint64_t tensor_code(const TensorSpec &t) {
@@ -58,7 +58,8 @@ SpecKey spec_key(const Spec &s) {
          tensor_code(s.operands[2]) << 32 | uint64_t(s.operands[0].stride_class) << 48 |
          uint64_t(s.operands[1].stride_class) << 51 | uint64_t(s.operands[2].stride_class) << 54 |
          uint64_t(s.operands[0].contiguous) << 57 | uint64_t(s.operands[1].contiguous) << 58 |
-         uint64_t(s.operands[2].contiguous) << 59;
+         uint64_t(s.operands[2].contiguous) << 59 | uint64_t(s.operands[0].walked) << 60 |
+         uint64_t(s.operands[1].walked) << 61 | uint64_t(s.operands[2].walked) << 62;
   k[2] = uint64_t(uint32_t(s.dims[0])) | uint64_t(uint32_t(s.dims[1])) << 32;
   k[3] = uint64_t(uint32_t(s.dims[2])) | uint64_t(s.limits.vregs) << 32;
   k[4] =
@@ -80,6 +81,7 @@ Spec spec_from_key(const SpecKey &k) {
     s.operands[i] = tensor_from_code((k[1] >> (16 * i)) & 0xffff);
     s.operands[i].stride_class = uint8_t((k[1] >> (48 + 3 * i)) & 7);
     s.operands[i].contiguous = (k[1] >> (57 + i)) & 1;
+    s.operands[i].walked = (k[1] >> (60 + i)) & 1;
   }
   s.dims = {int32_t(uint32_t(k[2])), int32_t(uint32_t(k[2] >> 32)), int32_t(uint32_t(k[3]))};
   s.limits.vregs = uint32_t(k[3] >> 32);
@@ -118,6 +120,7 @@ Spec canonical(Spec s) {
       t.stride_class = 0;
       t.contiguous = false;
     }
+    if (t.level != Level::L3) t.walked = false;  // only read from L3 (read_cost)
   }
   if (s.threads == 0) s.threads = 1;
   return s;

@@ -112,6 +112,11 @@ Level home_level(int64_t m, int64_t n, int64_t k, int threads, const MemoryLimit
 // staged tile of 64 such rows fills all 8 ways (128^3 with its B unpacked that way: -6.5%).
 constexpr int64_t kWideStrideBytes = 512;
 
+// The widest strip (bytes across its stored rows) a k loop walks down as a few strided
+// streams (TensorSpec::walked): up to five lines a row, about as many streams as the rows
+// read side by side that the prefetchers follow best (Target::coef.stream_factor).
+constexpr int64_t kWalkedStripBytes = 256;
+
 // The TensorSpec::stride_class of a user matrix whose stored rows are `stride_bytes` apart.
 // Row r starts at byte r * stride of a 4 KiB L1 way, which takes 4096 / gcd(stride, 4096)
 // values, as many sets up to 64: a stride of 4 KiB or a multiple (ld = 1024, 2048, 3072

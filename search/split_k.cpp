@@ -65,15 +65,37 @@ void enumerate_k_splits(const Spec &s, const Target &t, std::vector<Action> &out
     if (size >= min_split && size % multiple == 0) out.push_back({ActionKind::SplitK, 0, 0, size});
 }
 
+namespace {
+
+// Whether the k loop walks down operand `i` of `s` (A or B in L3) as a narrow strip: its
+// stored rows run along k (B row-major, A column-major), are at most kWalkedStripBytes wide,
+// and are more than L1 holds (a shorter strip is read once and stays).
+bool walks_down(const Spec &s, int i) {
+  const TensorSpec &o = s.operands[i];
+  if (o.level != Level::L3) return false;
+  const bool rows_along_k = o.layout.kind == (i == 1 ? LayoutKind::RowMajor : LayoutKind::ColMajor);
+  const int64_t row_bytes = int64_t{s.dims[i == 1 ? 1 : 0]} * 4;
+  return rows_along_k && row_bytes <= kWalkedStripBytes &&
+         row_bytes * s.dims[2] > s.limits.bytes(Level::L1);
+}
+
+}  // namespace
+
 void expand_k_split(const Spec &s, const Action &a, const Target &t, Expansion &e) {
   loop_expansion(s, 2, a.size, t, e);
-  for (Child &c : e.children)
-    if (c.present) c.spec.op = Op::MatmulAccum;
+  // A walk of one step and a remainder is no longer than the tile it would discount.
+  const bool walk = e.trips >= 2;
+  const bool walked[2] = {walk && walks_down(s, 0), walk && walks_down(s, 1)};
   if (s.op == Op::Matmul) {
     e.children[2].spec = s;
     e.children[2].spec.dims[2] = a.size;
     e.children[2].present = true;
     e.children[0].multiplicity -= 1;
+  }
+  for (Child &c : e.children) {
+    if (!c.present) continue;
+    if (&c != &e.children[2]) c.spec.op = Op::MatmulAccum;
+    for (int i = 0; i < 2; ++i) c.spec.operands[i].walked |= walked[i];
   }
   revisit_c_in_l1(s, t, e);
 }

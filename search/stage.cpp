@@ -65,6 +65,7 @@ void expand_stage(const Spec &s, const Action &a, const Target &t, Expansion &e)
         std::max(e.local_cycles * (1 - t.coef.staged_read_hidden), e.local_cycles - t.fma_bound(s));
   e.children[0].spec = s;
   e.children[0].spec.operands[a.a].level = Level(a.b);
+  e.children[0].spec.operands[a.a].walked = false;  // read from L3 only
   e.children[0].present = true;
   e.new_tensor = e.children[0].spec.operands[a.a];
 }

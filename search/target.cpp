@@ -112,7 +112,9 @@ double Target::lines(const TensorSpec &t, int64_t rows, int64_t cols) const {
 }
 
 double Target::strided_rows_cost(const TensorSpec &t, int64_t rows, int64_t cols) const {
-  if (!t.wide_stride()) return 0;
+  // A walked strip's rows that spread over every set are read as the prefetchers' strided
+  // streams, a line or two each (TensorSpec::walked).
+  if (!t.wide_stride() || (t.walked && t.set_spread_log2() == TensorSpec::kAllSetsLog2)) return 0;
   const int64_t stored_rows = t.layout.kind == LayoutKind::RowMajor ? rows : cols;
   return stored_rows > 1 ? coef.strided_row_cycles * static_cast<double>(stored_rows) : 0;
 }
@@ -131,9 +133,18 @@ static int64_t stored_rows(const TensorSpec &t, int64_t rows, int64_t cols) {
 
 double Target::read_cost(const TensorSpec &t, int64_t rows, int64_t cols, bool side_by_side) const {
   const int level = static_cast<int>(t.level);
-  const int64_t runs = stored_rows(t, rows, cols);
+  int64_t runs = stored_rows(t, rows, cols);
   double factor = 1;
-  if (side_by_side && t.level >= Level::L3) {
+  if (t.walked && side_by_side && runs > 1) {
+    // A walked strip under register tiles is a few strided streams, one per line its rows
+    // span (one more where they straddle two), started once for the whole walk rather than
+    // once per row. A copy (a pack) reads it as before, prefetching each row itself: charged
+    // as a walk, 384x512x1536 packed 256x64 tiles of B that its loop could not copy ahead
+    // (-2% on one thread).
+    const int64_t width = t.layout.kind == LayoutKind::RowMajor ? cols : rows;
+    runs = std::min(runs, (width * 4 + 63) / 64 + 1);
+    factor = coef.walked_line_factor;
+  } else if (side_by_side && t.level >= Level::L3) {
     int i = 0;
     while (i < 7 && (int64_t{1} << (i + 1)) <= runs) ++i;
     factor = coef.stream_factor[t.level == Level::GL][i];

@@ -76,6 +76,12 @@ struct CostCoefficients {
   // from DRAM as well (3 for 64) cost 24x4096x4096 5% and 128x4096x4096 3-7%.
   double stream_factor[2][8] = {{1.4, 1.15, 1.1, 1.0, 1.2, 1.5, 2.25, 3.375},
                                 {1.4, 1.15, 1.1, 1.0, 1.2, 2.0, 2.25, 3.375}};
+  // Line cost factor of a walked strip (TensorSpec::walked), however many rows: the
+  // prefetchers that follow a stride run less far ahead than those that stream runs. At 1.5,
+  // 4x2181x1793 (four rows of A: memory-bound) walked 48-column strips of B at 36.7 GFLOP/s
+  // against 53.4 reading 16 rows of 2 KiB side by side (7 alternating runs); at 2 it keeps
+  // the rows, while 7x2085x1498, 8x807x1265 and 11x2808x317 still walk (README, the k loop).
+  double walked_line_factor = 2;
   double loop_iteration = 0.5;  // counter update, compare, branch, pointer bumps
   // Extra cycles per row when a tile of a wide-strided user matrix is read into L1 (set
   // aliasing, a page per row). Measured: with it the search packs A at 512^3 and 1024^3 and

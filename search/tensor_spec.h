@@ -18,12 +18,17 @@ struct TensorSpec {
   // in few L1 sets and many pages, so reading a tile of them costs per row
   // (Target::coef.strided_row_cycles); when they start in fewer than all sets, fewer of them
   // fit in L1 (Target::crowded_footprint). Packing avoids both.
-  uint8_t stride_class : 7 = 0;  // 0..7; bit-fields keep a spec in 44 bytes (PlanNode)
+  uint8_t stride_class : 6 = 0;  // 0..7; bit-fields keep a spec in 44 bytes (PlanNode)
   // User matrices only: the tile's stored rows follow one another with no gap (it spans whole
   // rows of a matrix whose rows are as long as its stride), so reading them in order is one
   // run. Only a GEMV's B carries it (matmul_spec), for the interleave that reads B in a few
   // long runs (interleave_k.cpp); elsewhere it would only split the memo.
   bool contiguous : 1 = false;
+  // User matrices in L3 only: the tile is part of a strip at most kWalkedStripBytes across its
+  // stored rows, which the k loop above walks down. Each step's rows then continue the few
+  // strided streams the step before read, which the prefetchers follow, instead of starting a
+  // run per row (Target::read_cost).
+  bool walked : 1 = false;
 
   bool wide_stride() const { return stride_class != 0; }
   // log2 of the L1 sets the rows start in (6: all of them).

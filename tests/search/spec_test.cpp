@@ -62,6 +62,14 @@ TEST_CASE("spec keys distinguish every field the solver reads") {
   other.limits.l1_kib += 1;
   CHECK(spec_key(other) != spec_key(base));
   other = base;
+  for (int i = 0; i < 3; ++i) {  // a walked operand (in L3, where it counts)
+    other = base;
+    other.operands[i].level = Level::L3;
+    Spec walked = other;
+    walked.operands[i].walked = true;
+    CHECK(spec_key(walked) != spec_key(other));
+    CHECK(spec_from_key(spec_key(walked)) == walked);
+  }
   for (uint8_t cls = 1; cls <= 7; ++cls) {  // every stride class of every operand
     for (int i = 0; i < 3; ++i) {
       other = base;

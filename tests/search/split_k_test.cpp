@@ -122,5 +122,53 @@ TEST_CASE("a few rows of A over a B in L3 stream B instead of packing it") {
   }
 }
 
+TEST_CASE("a k loop walks down a strip of B in L3 a few lines wide and longer than L1 holds") {
+  const Target t = avx2_target(HostCaches{48 * 1024, 1024 * 1024, 32 * 1024 * 1024});
+  auto split = [&](const Spec &s, int32_t step) {
+    return expand(s, Action{ActionKind::SplitK, 0, 0, step}, t);
+  };
+  auto walks = [](const Expansion &e, int operand) {
+    bool all = true;
+    for (const Child &c : e.children)
+      if (c.present) all = all && c.spec.operands[operand].walked;
+    return all;
+  };
+  // 11 rows of A over a 48-column strip of B (192 bytes a row, 2808 rows: 527 KiB) in L3.
+  Spec s = matmul_spec(11, 317, 2808, false, false, false, 1, t.limits());
+  REQUIRE(s.b().level == Level::L3);
+  cut_dim(s, 1, 48);
+  const Expansion e = split(s, 128);
+  CHECK(walks(e, 1));
+  CHECK_FALSE(e.children[0].spec.a().walked);  // A's rows run along k: it is read across
+  // Its steps stay walked when their columns are split further, not once staged out of L3.
+  Expansion narrower = expand(e.children[0].spec, Action{ActionKind::Tile, 1, 0, 16}, t);
+  CHECK(narrower.children[0].spec.b().walked);
+  const Expansion staged =
+      expand(e.children[0].spec, Action{ActionKind::Stage, 1, uint8_t(Level::L1), 0}, t);
+  CHECK_FALSE(staged.children[0].spec.b().walked);
+  Spec in_l2 = e.children[0].spec;
+  in_l2.operands[1].level = Level::L2;
+  CHECK_FALSE(canonical(in_l2).b().walked);
+  // Not walked: a strip wider than kWalkedStripBytes, one that L1 holds, a single step and a
+  // remainder, a B in main memory.
+  Spec wide = s;
+  wide.dims[1] = 80;  // 320 bytes a row
+  CHECK_FALSE(walks(split(wide, 128), 1));
+  Spec short_strip = s;
+  short_strip.dims[2] = 192;  // 36 KiB
+  CHECK_FALSE(walks(split(short_strip, 16), 1));
+  Spec one_step = s;
+  one_step.dims[2] = 300;  // 56 KiB: a step of 256 rows and a remainder
+  CHECK_FALSE(walks(split(one_step, 256), 1));
+  CHECK(walks(split(one_step, 128), 1));
+  Spec in_memory = s;
+  in_memory.operands[1].level = Level::GL;
+  CHECK_FALSE(walks(split(in_memory, 128), 1));
+  // A transposed A of a few rows is walked down its columns the same way.
+  Spec at = matmul_spec(8, 317, 2808, true, false, false, 1, t.limits());
+  cut_dim(at, 1, 48);
+  CHECK(walks(split(at, 128), 0));
+}
+
 }  // namespace
 }  // namespace tessel

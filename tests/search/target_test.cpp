@@ -158,6 +158,24 @@ TEST_CASE("reading from memory: a few long rows at once cost least per line") {
         doctest::Approx(t.lines(l2, 64, 256) * t.coef.line_cycles[int(Level::L2)]));
 }
 
+TEST_CASE("a walked strip costs a few strided streams, not a run per row") {
+  const Target &t = test::test_target();
+  TensorSpec strip{Level::L3, row_major(), stride_class(1268)};  // rows in every L1 set
+  const double unwalked = t.read_cost(strip, 256, 48, true);
+  strip.walked = true;
+  // 256 rows of 192 bytes: four streams (a row may straddle a fourth line), started once.
+  const double lines = t.lines(strip, 256, 48);
+  CHECK(t.read_cost(strip, 256, 48, true) ==
+        doctest::Approx(lines * t.coef.line_cycles[int(Level::L3)] * t.coef.walked_line_factor +
+                        4 * t.coef.run_start_cycles[int(Level::L3)]));
+  CHECK(t.read_cost(strip, 256, 48, true) < unwalked / 2);
+  // Staged into L1, its rows cost nothing each; rows that crowd a few sets still do.
+  CHECK(t.strided_rows_cost(strip, 256, 48) == 0);
+  TensorSpec crowded{Level::L3, row_major(), stride_class(4096)};
+  crowded.walked = true;
+  CHECK(t.strided_rows_cost(crowded, 256, 48) == doctest::Approx(256 * t.coef.strided_row_cycles));
+}
+
 TEST_CASE("operands over half the L3 are taken to come from main memory") {
   // 32 MiB of L3, of which a working set over 16 MiB is read at DRAM speed (usable_l3_share).
   const Target t = avx2_target(HostCaches{48 * 1024, 1024 * 1024, 32 * 1024 * 1024});
