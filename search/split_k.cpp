@@ -1,7 +1,8 @@
 // Splitting the reduction dimension k. For MatmulAccum every step accumulates. For Matmul the
 // first step overwrites C (a Matmul) and the rest accumulate, so C is never read before it
 // is written and no separate zeroing pass is needed. Where B is streamed under a few rows of
-// A, the steps find a small C tile in L1 (revisit_c_in_l1).
+// A, the steps find a small C tile in L1 (revisit_c_in_l1); a narrow strip of B in L3 is
+// walked down, each step continuing the strided streams of the one before (walks_down).
 #include "action.h"
 
 namespace tessel {
@@ -38,6 +39,18 @@ void revisit_c_in_l1(const Spec &s, const Target &t, Expansion &e) {
   e.local_cycles += t.round_trip_cost(s.c(), s.dims[0], s.dims[1]);
 }
 
+// Whether the k loop walks down operand `i` of `s` (A or B in L3) as a narrow strip: its
+// stored rows run along k (B row-major, A column-major), are at most kWalkedStripBytes wide,
+// and are more than L1 holds (a shorter strip is read once and stays).
+bool walks_down(const Spec &s, int i) {
+  const TensorSpec &o = s.operands[i];
+  if (o.level != Level::L3) return false;
+  const bool rows_along_k = o.layout.kind == (i == 1 ? LayoutKind::RowMajor : LayoutKind::ColMajor);
+  const int64_t row_bytes = int64_t{s.dims[i == 1 ? 1 : 0]} * 4;
+  return rows_along_k && row_bytes <= kWalkedStripBytes &&
+         row_bytes * s.dims[2] > s.limits.bytes(Level::L1);
+}
+
 }  // namespace
 
 void enumerate_k_splits(const Spec &s, const Target &t, std::vector<Action> &out) {
@@ -64,22 +77,6 @@ void enumerate_k_splits(const Spec &s, const Target &t, std::vector<Action> &out
   for (int32_t size : t.tile_sizes(s.dims[2], /*output_dim=*/false))
     if (size >= min_split && size % multiple == 0) out.push_back({ActionKind::SplitK, 0, 0, size});
 }
-
-namespace {
-
-// Whether the k loop walks down operand `i` of `s` (A or B in L3) as a narrow strip: its
-// stored rows run along k (B row-major, A column-major), are at most kWalkedStripBytes wide,
-// and are more than L1 holds (a shorter strip is read once and stays).
-bool walks_down(const Spec &s, int i) {
-  const TensorSpec &o = s.operands[i];
-  if (o.level != Level::L3) return false;
-  const bool rows_along_k = o.layout.kind == (i == 1 ? LayoutKind::RowMajor : LayoutKind::ColMajor);
-  const int64_t row_bytes = int64_t{s.dims[i == 1 ? 1 : 0]} * 4;
-  return rows_along_k && row_bytes <= kWalkedStripBytes &&
-         row_bytes * s.dims[2] > s.limits.bytes(Level::L1);
-}
-
-}  // namespace
 
 void expand_k_split(const Spec &s, const Action &a, const Target &t, Expansion &e) {
   loop_expansion(s, 2, a.size, t, e);

@@ -138,9 +138,7 @@ double Target::read_cost(const TensorSpec &t, int64_t rows, int64_t cols, bool s
   if (t.walked && side_by_side && runs > 1) {
     // A walked strip under register tiles is a few strided streams, one per line its rows
     // span (one more where they straddle two), started once for the whole walk rather than
-    // once per row. A copy (a pack) reads it as before, prefetching each row itself: charged
-    // as a walk, 384x512x1536 packed 256x64 tiles of B that its loop could not copy ahead
-    // (-2% on one thread).
+    // once per row.
     const int64_t width = t.layout.kind == LayoutKind::RowMajor ? cols : rows;
     runs = std::min(runs, (width * 4 + 63) / 64 + 1);
     factor = coef.walked_line_factor;
