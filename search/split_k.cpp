@@ -79,20 +79,19 @@ void enumerate_k_splits(const Spec &s, const Target &t, std::vector<Action> &out
 }
 
 void expand_k_split(const Spec &s, const Action &a, const Target &t, Expansion &e) {
-  loop_expansion(s, 2, a.size, t, e);
-  // A walk of one step and a remainder is no longer than the tile it would discount.
-  const bool walk = e.trips >= 2;
-  const bool walked[2] = {walk && walks_down(s, 0), walk && walks_down(s, 1)};
+  // Every step sees the operands the loop walks down (a walk of one step and a remainder is
+  // no longer than the tile it would discount).
+  Spec step = s;
+  if (s.dims[2] / a.size >= 2)
+    for (int i = 0; i < 2; ++i) step.operands[i].walked |= walks_down(s, i);
+  loop_expansion(step, 2, a.size, t, e);
+  for (Child &c : e.children)
+    if (c.present) c.spec.op = Op::MatmulAccum;
   if (s.op == Op::Matmul) {
-    e.children[2].spec = s;
+    e.children[2].spec = step;
     e.children[2].spec.dims[2] = a.size;
     e.children[2].present = true;
     e.children[0].multiplicity -= 1;
-  }
-  for (Child &c : e.children) {
-    if (!c.present) continue;
-    if (&c != &e.children[2]) c.spec.op = Op::MatmulAccum;
-    for (int i = 0; i < 2; ++i) c.spec.operands[i].walked |= walked[i];
   }
   revisit_c_in_l1(s, t, e);
 }

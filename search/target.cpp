@@ -136,11 +136,9 @@ double Target::read_cost(const TensorSpec &t, int64_t rows, int64_t cols, bool s
   int64_t runs = stored_rows(t, rows, cols);
   double factor = 1;
   if (t.walked && side_by_side && runs > 1) {
-    // A walked strip under register tiles is a few strided streams, one per line its rows
-    // span (one more where they straddle two), started once for the whole walk rather than
-    // once per row.
-    const int64_t width = t.layout.kind == LayoutKind::RowMajor ? cols : rows;
-    runs = std::min(runs, (width * 4 + 63) / 64 + 1);
+    // A walked strip under register tiles is a few strided streams, one per line a row
+    // spans, started once for the whole walk rather than once per row.
+    runs = std::min(runs, static_cast<int64_t>(std::ceil(lines(t, rows, cols) / runs)));
     factor = coef.walked_line_factor;
   } else if (side_by_side && t.level >= Level::L3) {
     int i = 0;
