@@ -92,6 +92,10 @@ struct CostCoefficients {
   // at most this much, and at most the body's FMA cycles. Paired, same library: 33x1111x777
   // +16% on 1 and 2 threads (it stages B unpacked instead of packing it), 129^3 on two
   // threads +10%, 128^3 and 64^3 on two +2%, 1000^3 and the GEMVs unchanged; 0.75 hid no more.
+  // Packs from main memory hide the same share (pack.cpp), paired, 5-7 runs: 237x1756x3294
+  // packs 256-row tiles of B again instead of staging 128 rows unpacked, 91 -> 103 GFLOP/s
+  // on one thread and 144-148 -> 192 on two; 128x2048x2048 +5% on two threads; four other
+  // shapes of 9-16 MiB over 500 rows within -1.5 to +2%; no benchmark shape's plan changes.
   double staged_read_hidden = 0.5;
   // Cycles per 64-byte line a register tile reads straight from L2 (Target::kernels_read)
   // beyond what its FMAs hide. A 6x16 tile reads 88 bytes per k step of 6 cycles, far less
