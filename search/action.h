@@ -80,7 +80,9 @@ struct Child {
 // expand_into() resets every field but the children's specs: a new field must be reset there.
 struct Expansion {
   NodeKind node = NodeKind::Kernel;
-  double local_cycles = 0;  // cost of the node itself (loop overhead, staging traffic, kernel)
+  // Cost of the node itself (loop overhead, staging traffic, kernel); below 0 where the node
+  // overlaps its children's work (a pack from main memory behind its body's FMAs).
+  double local_cycles = 0;
   int64_t alloc_bytes = 0;  // workspace this node allocates
   // Loop: dim, step, trips (full tiles). Interleave: dim 2, step chunks of trips elements.
   // Grid over m, n: m by step (trips), n by step2 (trips2); over k: k by step (trips).
