@@ -21,7 +21,7 @@
 
 namespace tessel {
 
-constexpr int kActionOrderVersion = 17;
+constexpr int kActionOrderVersion = 18;
 
 enum class ActionKind : uint8_t {
   Serial,          // run a threads > 1 spec on one thread

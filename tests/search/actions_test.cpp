@@ -170,10 +170,18 @@ TEST_CASE("a small output over a long reduction may split k among its threads") 
       CHECK(e.local_cycles > t.coef.fork_join);
     }
   }
-  // Not offered: a large output (its copies would cost more than the split saves), a short
-  // reduction, one thread.
+  // Offered while C fits in the L2: a few rows of A over a B in main memory.
+  for (auto [m, n, k] : {std::tuple{27, 1827, 2892}, {448, 448, 512}}) {
+    const Spec s = matmul_spec(m, n, k, false, false, false, 2, t.limits());
+    REQUIRE(int64_t{m} * n * 4 <= t.limits().bytes(Level::L2));
+    std::vector<Action> splits;
+    enumerate_parallel_k_splits(s, t, splits);
+    CHECK_MESSAGE(splits.size() == 1, m << "x" << n << "x" << k);
+  }
+  // Not offered: an output larger than the L2 (its copies would cost more than the split
+  // saves), a short reduction, one thread.
   for (auto [m, n, k, threads] :
-       {std::tuple{100, 100, 512, 2}, {1, 40, 100, 2}, {1, 4096, 4096, 1}}) {
+       {std::tuple{480, 480, 4096, 2}, {1, 40, 100, 2}, {1, 4096, 4096, 1}}) {
     const Spec s = matmul_spec(m, n, k, false, false, false, threads, t.limits());
     std::vector<Action> splits;
     enumerate_parallel_k_splits(s, t, splits);
