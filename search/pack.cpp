@@ -8,8 +8,6 @@
 // packing, into panels of a vector's worth of k: A into column panels, B into row panels.
 // So does a transposed A of a few rows over B's columns (B transposed too): its dot tiles
 // read B straight from memory, as with A untransposed (1x1024x1024 8.3 -> 37 GFLOP/s).
-#include <algorithm>
-
 #include "action.h"
 
 namespace tessel {
@@ -95,10 +93,9 @@ void expand_pack(const Spec &s, const Action &a, const Target &t, Expansion &e) 
   // codegen): a share of their reads hides behind the FMAs, as a staged tile's do. From L3
   // the copy may run once, with nothing to hide behind: charged so, each tile of 93x199x268
   // on two threads packed all of B, 4% slower.
-  if (move.operands[0].level == Level::GL) {
-    const double reads = t.read_cost(move.operands[0], s.rows(a.a), s.cols(a.a), false);
-    e.local_cycles = -std::min(reads * t.coef.staged_read_hidden, t.fma_bound(s));
-  }
+  if (move.operands[0].level == Level::GL)
+    e.local_cycles = -t.hidden_reads(s, t.read_cost(move.operands[0], s.rows(a.a), s.cols(a.a),
+                                                    /*side_by_side=*/false));
   e.children[1].spec = s;
   e.children[1].spec.operands[a.a] = e.new_tensor;
   e.children[1].present = true;

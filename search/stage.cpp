@@ -6,8 +6,6 @@
 // A and B may be staged into L2 or L1. C may be staged into L2 from main memory: a C tile that
 // reduction splits revisit then stays there, and it is read for ownership and written back
 // once. (From L3 it would save little, and double the specs to search.)
-#include <algorithm>
-
 #include "action.h"
 
 namespace tessel {
@@ -60,9 +58,8 @@ void expand_stage(const Spec &s, const Action &a, const Target &t, Expansion &e)
   e.local_cycles = a.a == 2 ? t.round_trip_cost(from, rows, cols)
                             : t.read_cost(from, rows, cols, /*side_by_side=*/true);
   if (Level(a.b) == Level::L1) e.local_cycles += t.strided_rows_cost(from, rows, cols);
-  if (a.a != 2)  // A and B are read while the body multiplies (CostCoefficients)
-    e.local_cycles =
-        std::max(e.local_cycles * (1 - t.coef.staged_read_hidden), e.local_cycles - t.fma_bound(s));
+  if (a.a != 2)  // A and B are read while the body multiplies
+    e.local_cycles -= t.hidden_reads(s, e.local_cycles);
   e.children[0].spec = s;
   e.children[0].spec.operands[a.a].level = Level(a.b);
   e.children[0].spec.operands[a.a].walked = false;  // read from L3 only

@@ -279,6 +279,10 @@ double Target::fma_bound(const Spec &s) const {
   return fmas * best_cycles_per_fma(s.dims[0], s.dims[1], k > 1);
 }
 
+double Target::hidden_reads(const Spec &s, double reads) const {
+  return std::min(reads * coef.staged_read_hidden, fma_bound(s));
+}
+
 double Target::lower_bound(const Spec &s) const {
   if (!s.is_matmul()) return 0;
   const double m = s.dims[0], n = s.dims[1];

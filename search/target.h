@@ -200,6 +200,10 @@ struct Target {
   double lower_bound(const Spec &s) const;
   // Its first term: the fewest cycles the multiply kernels of any plan for `s` take.
   double fma_bound(const Spec &s) const;
+  // The part of `reads`, a staged or packed tile of A or B, that hides behind the FMAs of the
+  // body multiplying it, `s`: a share of them (CostCoefficients::staged_read_hidden), at
+  // most those FMA cycles.
+  double hidden_reads(const Spec &s, double reads) const;
   // Fewest cycles per vector FMA any register tile inside an m x n output can reach, with
   // the k loop's iteration cost when the kernel runs in one.
   double best_cycles_per_fma(int64_t m, int64_t n, bool in_loop) const;
