@@ -13,7 +13,7 @@ DecisionCache::DecisionCache(MemoStore *store, Warn warn, bool background_writes
         [this](const std::string &error) {
           if (warn_) warn_("write", "could not save solved specs: " + error);
         },
-        [this](const std::vector<StoredEntry> &entries) { absorb(entries); });
+        [this](std::span<const StoredEntry> entries) { absorb(entries); });
 }
 
 void DecisionCache::flush() {
@@ -78,7 +78,7 @@ bool DecisionCache::read_plan(const SpecKey &root, PlanRecord *out) {
   return r == MemoStore::Read::Found;
 }
 
-void DecisionCache::absorb(const std::vector<StoredEntry> &entries) {
+void DecisionCache::absorb(std::span<const StoredEntry> entries) {
   std::unique_lock<std::shared_mutex> lock(mutex_);
   make_room(entries.size());
   decisions_.reserve(decisions_.size() + entries.size());
@@ -91,7 +91,7 @@ void DecisionCache::make_room(size_t incoming) {
   loaded_.clear();
 }
 
-void DecisionCache::publish(const std::vector<StoredEntry> &entries, const PlanRecord *plan) {
+void DecisionCache::publish(std::span<const StoredEntry> entries, const PlanRecord *plan) {
   if (entries.empty() && !plan) return;
   // With a writer, the table takes the decisions on the writer's thread too: inserting a
   // cold 1000^3's ~55k entries (a fresh table of several MiB, faulted in page by page) took

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -39,7 +40,7 @@ class DecisionCache {
   // Adds decisions solved by this process, and merges them into the store with the plan
   // record of the top-level spec they were solved for (if given). With background writes,
   // both happen on the writer's thread, a little later (flush() waits for them).
-  void publish(const std::vector<StoredEntry> &entries, const PlanRecord *plan = nullptr);
+  void publish(std::span<const StoredEntry> entries, const PlanRecord *plan = nullptr);
 
   // Returns once every decision published so far is in the table and the store (or failed
   // to be written).
@@ -62,7 +63,7 @@ class DecisionCache {
   // a reread asks the store at once.
   bool unlisted(const BlockId &id);
   // Puts decisions solved here in the table (they win over the store's).
-  void absorb(const std::vector<StoredEntry> &entries);
+  void absorb(std::span<const StoredEntry> entries);
   // With the lock held, before `incoming` decisions go in: past kMaxDecisions the table
   // starts over, in the memory it has. What the store holds is read again as searches ask
   // for it; without a store, later searches solve again what they need. A process meeting

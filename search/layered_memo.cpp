@@ -24,7 +24,7 @@ void LayeredMemo::note_solved(const Spec &s, const MemoEntry &e) {
   if (e.exact) solved_.push_back({spec_key(s), Decision{e.solvable, e.action}});
 }
 
-std::vector<StoredEntry> LayeredMemo::take_solved() {
+StoredEntries LayeredMemo::take_solved() {
   return std::exchange(solved_, {});
 }
 

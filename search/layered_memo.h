@@ -30,7 +30,7 @@ class LayeredMemo final : public MemoDb {
   void note_solved(const Spec &s, const MemoEntry &e) override;
 
   // Exact results solved through this memo since the last call, as decisions to publish.
-  std::vector<StoredEntry> take_solved();
+  StoredEntries take_solved();
   // Shared decisions that failed their replay (not counting those missing a sub-spec's
   // decision: those are misses).
   int64_t rejected() const { return rejected_; }
@@ -47,7 +47,7 @@ class LayeredMemo final : public MemoDb {
   InMemoryMemo &local_;
   DecisionCache &shared_;
   const Target &target_;
-  std::vector<StoredEntry> solved_;
+  StoredEntries solved_;
   std::vector<Action> actions_;
   int64_t rejected_ = 0;
   int64_t replayed_ = 0;

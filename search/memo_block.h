@@ -20,6 +20,7 @@
 
 #include "action.h"
 #include "spec.h"
+#include "zeroed_array.h"
 
 namespace tessel {
 
@@ -33,6 +34,8 @@ struct StoredEntry {
   SpecKey key{};
   Decision decision;
 };
+// Decisions on their way to the shared table and the store: a cold search solves 50-100k.
+using StoredEntries = std::vector<StoredEntry, ZeroedAllocator<StoredEntry>>;
 
 constexpr int kBlockShift = 6;
 constexpr int64_t kBlockSpan = int64_t{1} << kBlockShift;

@@ -259,7 +259,7 @@ MemoStore::Read MemoStore::read_plan(const SpecKey &root, PlanRecord *out, std::
   return result;
 }
 
-bool MemoStore::merge(const std::vector<StoredEntry> &entries, const std::vector<PlanRecord> &plans,
+bool MemoStore::merge(std::span<const StoredEntry> entries, const std::vector<PlanRecord> &plans,
                       std::string *error) {
   if (access_ == Access::ReadOnly) {
     *error = "the database is open read-only";
@@ -283,7 +283,7 @@ bool MemoStore::merge(const std::vector<StoredEntry> &entries, const std::vector
   return false;
 }
 
-bool MemoStore::merge_locked(const std::vector<StoredEntry> &entries,
+bool MemoStore::merge_locked(std::span<const StoredEntry> entries,
                              const std::vector<PlanRecord> &plans, std::string *error) {
   for (const PlanRecord &p : plans) {
     const std::string blob = encode_plan_record(p);

@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -52,9 +53,9 @@ class MemoStore {
   // replaces a stored one with the same key, and a damaged block is replaced by the new
   // entries alone. Refuses (false, with the reason) when the files exceed the size limit,
   // or on a read-only store.
-  bool merge(const std::vector<StoredEntry> &entries, const std::vector<PlanRecord> &plans,
+  bool merge(std::span<const StoredEntry> entries, const std::vector<PlanRecord> &plans,
              std::string *error);
-  bool merge(const std::vector<StoredEntry> &entries, std::string *error) {
+  bool merge(std::span<const StoredEntry> entries, std::string *error) {
     return merge(entries, {}, error);
   }
 
@@ -92,7 +93,7 @@ class MemoStore {
   bool prepare_writes();  // under mutex_
   // Appends every part of a block, oldest first, counting them; under mutex_.
   Read read_parts(const BlockId &id, std::vector<StoredEntry> *out, std::string *why, int *parts);
-  bool merge_locked(const std::vector<StoredEntry> &entries, const std::vector<PlanRecord> &plans,
+  bool merge_locked(std::span<const StoredEntry> entries, const std::vector<PlanRecord> &plans,
                     std::string *error);
 
   std::mutex mutex_;  // one connection, used by one thread at a time

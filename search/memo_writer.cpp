@@ -20,7 +20,7 @@ MemoWriter::~MemoWriter() {
   if (thread_.joinable()) thread_.join();
 }
 
-void MemoWriter::add(const std::vector<StoredEntry> &entries, const PlanRecord *plan) {
+void MemoWriter::add(std::span<const StoredEntry> entries, const PlanRecord *plan) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     entries_.insert(entries_.end(), entries.begin(), entries.end());
@@ -47,7 +47,7 @@ void MemoWriter::run() {
     wake_.wait(lock, [&] { return stop_ || added_ > written_; });
     if (added_ == written_) break;  // stopping with nothing pending
     if (!stop_ && !urgent_) wake_.wait_for(lock, kCoalesce, [&] { return stop_ || urgent_; });
-    std::vector<StoredEntry> entries = std::move(entries_);
+    StoredEntries entries = std::move(entries_);
     std::vector<PlanRecord> plans = std::move(plans_);
     entries_.clear();
     plans_.clear();

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,7 +23,7 @@ namespace tessel {
 
 class MemoWriter {
  public:
-  using Absorb = std::function<void(const std::vector<StoredEntry> &)>;
+  using Absorb = std::function<void(std::span<const StoredEntry>)>;
   // `on_error` hears why a batch could not be written (from the writer thread). `absorb`, if
   // given, gets each batch on the writer thread before the store does.
   MemoWriter(MemoStore &store, std::function<void(const std::string &)> on_error,
@@ -31,7 +32,7 @@ class MemoWriter {
   MemoWriter(const MemoWriter &) = delete;
   MemoWriter &operator=(const MemoWriter &) = delete;
 
-  void add(const std::vector<StoredEntry> &entries, const PlanRecord *plan);
+  void add(std::span<const StoredEntry> entries, const PlanRecord *plan);
   // Returns once everything added before the call is absorbed and written (or failed).
   void flush();
 
@@ -43,7 +44,7 @@ class MemoWriter {
   Absorb absorb_;
   std::mutex mutex_;
   std::condition_variable wake_, written_cv_;
-  std::vector<StoredEntry> entries_;
+  StoredEntries entries_;
   std::vector<PlanRecord> plans_;
   uint64_t added_ = 0, written_ = 0;  // adds so far, and adds written
   bool urgent_ = false;               // a flush waits: no coalescing delay

@@ -36,7 +36,7 @@ class SearchHelper::View final : public MemoDb {
   size_t size() const override { return table_.size(); }
   bool stopping() const override { return table_.helpers_asked_to_stop(); }
 
-  std::vector<std::pair<Spec, MemoEntry>> solved;
+  Solved solved;
 
  protected:
   bool get_bound_behind(const Spec &, uint64_t, MemoBound *) override { return false; }
@@ -69,7 +69,7 @@ SearchHelper::~SearchHelper() {
   if (thread_.joinable()) finish();
 }
 
-std::vector<std::pair<Spec, MemoEntry>> SearchHelper::finish() {
+SearchHelper::Solved SearchHelper::finish() {
   table_.stop_helpers();
   if (thread_.joinable()) thread_.join();
   return std::move(view_->solved);

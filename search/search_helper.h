@@ -12,6 +12,7 @@
 
 #include "memo.h"
 #include "target.h"
+#include "zeroed_array.h"
 
 namespace tessel {
 
@@ -25,7 +26,9 @@ class SearchHelper {
   SearchHelper &operator=(const SearchHelper &) = delete;
 
   // Stops the helper and waits for it. Returns the exact entries it solved.
-  std::vector<std::pair<Spec, MemoEntry>> finish();
+  using Solved =
+      std::vector<std::pair<Spec, MemoEntry>, ZeroedAllocator<std::pair<Spec, MemoEntry>>>;
+  Solved finish();
 
  private:
   class View;

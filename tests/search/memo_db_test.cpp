@@ -507,8 +507,9 @@ TEST_CASE("a stored decision that does not apply is searched again, never used")
   // The root "decided" on a kernel that cannot run it, and a sub-spec on a tile size that
   // does not exist; both must be rejected.
   const Spec sub = canonical(matmul_spec(32, 16, 32, false, false, false, 1, t.limits()));
-  cache.publish({{spec_key(spec), Decision{true, {ActionKind::Kernel, 0, 0, 0}}},
-                 {spec_key(sub), Decision{true, {ActionKind::Tile, 0, 0, 5}}}});
+  const StoredEntry wrong[] = {{spec_key(spec), Decision{true, {ActionKind::Kernel, 0, 0, 0}}},
+                               {spec_key(sub), Decision{true, {ActionKind::Tile, 0, 0, 5}}}};
+  cache.publish(wrong);
   int64_t solved = 0, rejected = 0;
   const Plan p = plan_through(cache, spec, &solved, &rejected);
   CHECK(rejected >= 1);
