@@ -13,6 +13,7 @@
 // with offsets from the cube's corner, and each distinct decision once per block. The store
 // may hold a block as a few parts, each encoded this way (memo_store.h).
 #pragma once
+#include <compare>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -43,7 +44,7 @@ constexpr int64_t kBlockSpan = int64_t{1} << kBlockShift;
 struct BlockId {
   uint64_t class_lo = 0, class_hi = 0;  // SpecKey words 0 and 1
   uint32_t m = 0, n = 0, k = 0;         // the cube: dims >> kBlockShift
-  friend bool operator==(const BlockId &, const BlockId &) = default;
+  friend auto operator<=>(const BlockId &, const BlockId &) = default;
 };
 BlockId block_of(const SpecKey &key);
 

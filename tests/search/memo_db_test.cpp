@@ -120,6 +120,45 @@ TEST_CASE("every flipped bit, every truncation and a misplaced block are detecte
   CHECK(out.empty());  // failures never leave partial entries behind
 }
 
+TEST_CASE("one merge of interleaved blocks keeps each key's last entry") {
+  TempDir dir;
+  std::string error;
+  auto store = MemoStore::open(dir.path + "/memo.sqlite", MemoStore::Access::ReadWrite,
+                               memo_fingerprint(test::test_target()), &error);
+  REQUIRE_MESSAGE(store, error);
+  std::mt19937_64 rng(11);
+  BlockId id;
+  const std::vector<StoredEntry> block = random_block(rng, &id);
+  std::vector<StoredEntry> other = block;  // the same entries, one block further along m
+  BlockId other_id = id;
+  other_id.m += 1;
+  for (StoredEntry &e : other) e.key[2] += uint64_t{kBlockSpan};
+  REQUIRE(block_of(other[0].key) == other_id);
+  // Alternating between the blocks, then every key of both again with a new decision.
+  std::vector<StoredEntry> batch;
+  for (size_t i = 0; i < block.size(); ++i) {
+    batch.push_back(other[i]);
+    batch.push_back(block[i]);
+  }
+  const Decision later{true, {ActionKind::SplitK, 0, 0, 32}};
+  for (size_t i = block.size(); i-- > 0;) {
+    batch.push_back({block[i].key, later});
+    batch.push_back({other[i].key, later});
+  }
+  REQUIRE(store->merge(batch, &error));
+  for (const BlockId &b : {id, other_id}) {
+    std::vector<StoredEntry> back;
+    std::string why;
+    REQUIRE(store->read_block(b, &back, &why) == MemoStore::Read::Found);
+    const std::map<SpecKey, Decision> got = as_map(back);
+    CHECK(got.size() == as_map(block).size());
+    for (const auto &[key, decision] : got) {
+      CHECK(block_of(key) == b);
+      CHECK(decision == later);
+    }
+  }
+}
+
 TEST_CASE("the store keeps merged blocks across reopening and refuses foreign files") {
   TempDir dir;
   const std::string path = dir.path + "/memo.sqlite";
