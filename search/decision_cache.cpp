@@ -1,5 +1,6 @@
 #include "decision_cache.h"
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 
@@ -41,16 +42,22 @@ bool DecisionCache::find(const SpecKey &key, Decision *out, bool reread) {
 bool DecisionCache::unlisted(const BlockId &id) {
   std::lock_guard<std::mutex> lock(list_mutex_);
   const auto now = std::chrono::steady_clock::now();
-  if (!list_taken_ || now - list_taken_at_ > kListLife) {
-    list_taken_ = true;
-    list_taken_at_ = now;
+  if (!period_started_ || now - period_start_ > kListLife) {
+    period_started_ = true;
+    period_start_ = now;
+    const int64_t bytes = store_->file_bytes();
+    queries_left_ = bytes <= kListAtOnceBytes ? 0 : bytes / kListBytesPerQuery;
+    list_tried_ = listed_ = false;
     list_.clear();
-    std::string error;
-    listed_ = store_->file_bytes() <= kListBytes &&
-              store_->for_each_block([&](const BlockId &b, std::string_view) { list_.insert(b); },
-                                     &error);
   }
-  return listed_ && !list_.count(id);
+  if (!list_tried_ && queries_left_-- <= 0) {
+    list_tried_ = true;
+    period_start_ = now;
+    std::string error;
+    listed_ = store_->for_each_block_id([&](const BlockId &b) { list_.push_back(b); }, &error);
+    std::sort(list_.begin(), list_.end());
+  }
+  return listed_ && !std::binary_search(list_.begin(), list_.end(), id);
 }
 
 void DecisionCache::load_block(const BlockId &id) {

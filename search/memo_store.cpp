@@ -362,6 +362,24 @@ bool MemoStore::for_each_block(const std::function<void(const BlockId &, std::st
   return true;
 }
 
+bool MemoStore::for_each_block_id(const std::function<void(const BlockId &)> &f,
+                                  std::string *error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Statement q;
+  if (sqlite3_prepare_v2(db_, "SELECT class_lo, class_hi, m, n, k FROM blocks;", -1, &q.st,
+                         nullptr) != SQLITE_OK) {
+    *error = sqlite3_errmsg(db_);
+    return false;
+  }
+  int rc;
+  while ((rc = sqlite3_step(q.st)) == SQLITE_ROW) f(column_id(q.st));
+  if (rc != SQLITE_DONE) {
+    *error = sqlite3_errmsg(db_);
+    return false;
+  }
+  return true;
+}
+
 bool MemoStore::for_each_plan(const std::function<void(const SpecKey &, std::string_view)> &f,
                               std::string *error) {
   std::lock_guard<std::mutex> lock(mutex_);

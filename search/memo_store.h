@@ -62,6 +62,8 @@ class MemoStore {
   // Calls `f` for every block part, in key order, raw (decode_block checks it).
   bool for_each_block(const std::function<void(const BlockId &, std::string_view)> &f,
                       std::string *error);
+  // Calls `f` for every block part's id, in key order, reading no data.
+  bool for_each_block_id(const std::function<void(const BlockId &)> &f, std::string *error);
   // Likewise for every plan record (decode_plan_record checks it).
   bool for_each_plan(const std::function<void(const SpecKey &, std::string_view)> &f,
                      std::string *error);

@@ -599,6 +599,39 @@ TEST_CASE("a small store is listed: absent blocks are not read, a reread finds n
   CHECK(d == as_map(third)[third[0].key]);
 }
 
+TEST_CASE("a large store is read block by block until that costs as much as listing it") {
+  TempDir dir;
+  std::string error;
+  auto store = MemoStore::open(dir.path + "/memo.sqlite", MemoStore::Access::ReadWrite,
+                               memo_fingerprint(test::test_target()), &error);
+  REQUIRE_MESSAGE(store, error);
+  const SpecKey base =
+      spec_key(matmul_spec(70, 130, 200, false, true, false, 1, test::test_target().limits()));
+  // A key in block (i + 1, j + 1) along m and n.
+  auto key_in = [&](uint64_t i, uint64_t j) {
+    SpecKey key = base;
+    key[2] = ((i + 1) << kBlockShift) | ((j + 1) << kBlockShift) << 32;
+    return key;
+  };
+  std::vector<StoredEntry> entries;
+  for (uint64_t i = 0; i < 12000; ++i)
+    entries.push_back({key_in(i, 0), Decision{true, {ActionKind::Tile, 0, 0, 16}}});
+  REQUIRE(store->merge(entries, &error));
+  REQUIRE(store->file_bytes() > DecisionCache::kListAtOnceBytes);
+
+  DecisionCache cache(store.get());
+  const int64_t queries = store->file_bytes() / DecisionCache::kListBytesPerQuery;
+  Decision d;
+  for (int64_t q = 0; q < queries; ++q) CHECK_FALSE(cache.find(key_in(q, 1), &d));
+  CHECK(store->block_reads() == queries);
+  // Listed now: blocks it lacks are no longer read, those it holds still are.
+  for (int64_t q = 0; q < 100; ++q) CHECK_FALSE(cache.find(key_in(q, 2), &d));
+  CHECK(store->block_reads() == queries);
+  CHECK(cache.find(entries[7].key, &d));
+  CHECK(d == entries[7].decision);
+  CHECK(store->block_reads() == queries + 1);
+}
+
 TEST_CASE("past their bound the shared decisions start over, and read the store again") {
   TempDir dir;
   const std::string path = dir.path + "/memo.sqlite";
