@@ -344,58 +344,42 @@ bool MemoStore::merge_locked(std::span<const StoredEntry> entries,
   return true;
 }
 
-bool MemoStore::for_each_block(const std::function<void(const BlockId &, std::string_view)> &f,
-                               std::string *error) {
+bool MemoStore::for_each_row(const char *sql, const std::function<void(sqlite3_stmt *)> &row,
+                             std::string *error) {
   std::lock_guard<std::mutex> lock(mutex_);
   Statement q;
-  if (sqlite3_prepare_v2(db_, "SELECT class_lo, class_hi, m, n, k, data FROM blocks;", -1, &q.st,
-                         nullptr) != SQLITE_OK) {
+  if (sqlite3_prepare_v2(db_, sql, -1, &q.st, nullptr) != SQLITE_OK) {
     *error = sqlite3_errmsg(db_);
     return false;
   }
   int rc;
-  while ((rc = sqlite3_step(q.st)) == SQLITE_ROW) f(column_id(q.st), column_blob(q.st, 5));
+  while ((rc = sqlite3_step(q.st)) == SQLITE_ROW) row(q.st);
   if (rc != SQLITE_DONE) {
     *error = sqlite3_errmsg(db_);
     return false;
   }
   return true;
+}
+
+bool MemoStore::for_each_block(const std::function<void(const BlockId &, std::string_view)> &f,
+                               std::string *error) {
+  return for_each_row(
+      "SELECT class_lo, class_hi, m, n, k, data FROM blocks;",
+      [&](sqlite3_stmt *st) { f(column_id(st), column_blob(st, 5)); }, error);
 }
 
 bool MemoStore::for_each_block_id(const std::function<void(const BlockId &)> &f,
                                   std::string *error) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  Statement q;
-  if (sqlite3_prepare_v2(db_, "SELECT class_lo, class_hi, m, n, k FROM blocks;", -1, &q.st,
-                         nullptr) != SQLITE_OK) {
-    *error = sqlite3_errmsg(db_);
-    return false;
-  }
-  int rc;
-  while ((rc = sqlite3_step(q.st)) == SQLITE_ROW) f(column_id(q.st));
-  if (rc != SQLITE_DONE) {
-    *error = sqlite3_errmsg(db_);
-    return false;
-  }
-  return true;
+  return for_each_row(
+      "SELECT class_lo, class_hi, m, n, k FROM blocks;",
+      [&](sqlite3_stmt *st) { f(column_id(st)); }, error);
 }
 
 bool MemoStore::for_each_plan(const std::function<void(const SpecKey &, std::string_view)> &f,
                               std::string *error) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  Statement q;
-  if (sqlite3_prepare_v2(db_, "SELECT w0, w1, w2, w3, w4, data FROM plans;", -1, &q.st, nullptr) !=
-      SQLITE_OK) {
-    *error = sqlite3_errmsg(db_);
-    return false;
-  }
-  int rc;
-  while ((rc = sqlite3_step(q.st)) == SQLITE_ROW) f(column_root(q.st), column_blob(q.st, 5));
-  if (rc != SQLITE_DONE) {
-    *error = sqlite3_errmsg(db_);
-    return false;
-  }
-  return true;
+  return for_each_row(
+      "SELECT w0, w1, w2, w3, w4, data FROM plans;",
+      [&](sqlite3_stmt *st) { f(column_root(st), column_blob(st, 5)); }, error);
 }
 
 bool MemoStore::clear(std::string *error) {

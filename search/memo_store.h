@@ -89,6 +89,9 @@ class MemoStore {
   bool exec(const char *sql, std::string *error);
   // Creates the tables and stores the fingerprint (if none is stored yet), in WAL mode.
   bool set_up(std::string *why);
+  // Runs a query, calling `row` on each row it returns.
+  bool for_each_row(const char *sql, const std::function<void(sqlite3_stmt *)> &row,
+                    std::string *error);
   // Parses `sql` into *st unless already done.
   bool prepare(const char *sql, sqlite3_stmt **st);
   bool prepare_reads();
