@@ -90,8 +90,8 @@ class DecisionCache {
   std::chrono::steady_clock::time_point period_start_;  // of the list, or of the queries
   int64_t queries_left_ = 0;                            // single-block queries before listing
   bool list_tried_ = false;
-  bool listed_ = false;                 // list_ holds every block of the store as of period_start_
-  std::vector<BlockId> list_;           // sorted
+  bool listed_ = false;  // list_ holds every block of the store as of period_start_
+  std::vector<BlockId, ZeroedAllocator<BlockId>> list_;  // sorted
   std::unique_ptr<MemoWriter> writer_;  // destroyed first: it writes what is pending
 };
 
