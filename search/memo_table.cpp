@@ -26,8 +26,12 @@ void MemoTable::put(const Spec &s, uint64_t hash, const MemoEntry &e) {
   // Up to three quarters full: four in five lookups find an entry, and a table half the
   // size misses the caches less than probes of the fuller one cost (1000^3: -6%).
   if (full(size() + 1)) {
+    // No helper joins while the table grows; those it stops may join again once it has.
+    std::lock_guard<std::mutex> lock(helpers_mutex_);
     if (helpers_.load(std::memory_order_acquire) > 0) stop_helpers();
+    stop_helpers_.store(false, std::memory_order_relaxed);  // a helper may have asked first
     grow(hot_.empty() ? 1024 : hot_.size() * 2);
+    growths_.fetch_add(1, std::memory_order_release);
   }
   store_entry(s, hash, e);
 }
@@ -52,6 +56,32 @@ void MemoTable::put_from_helper(const Spec &s, uint64_t hash, const MemoEntry &e
     if ((size() + 1) * 8 > hot_.size() * 7) return;
   }
   store_entry(s, hash, e);
+}
+
+void MemoTable::add_helper() {
+  std::lock_guard<std::mutex> lock(helpers_mutex_);
+  helping_ = true;
+  helpers_.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool MemoTable::rejoin(uint32_t growths) {
+  for (int attempt = 0;; ++attempt) {
+    {
+      std::lock_guard<std::mutex> lock(helpers_mutex_);
+      if (!helping_) return false;
+      if (growths_.load(std::memory_order_relaxed) != growths) {
+        helpers_.fetch_add(1, std::memory_order_relaxed);
+        return true;
+      }
+    }
+    back_off(attempt);
+  }
+}
+
+void MemoTable::end_helpers() {
+  std::lock_guard<std::mutex> lock(helpers_mutex_);
+  helping_ = false;
+  stop_helpers();
 }
 
 void MemoTable::stop_helpers() {

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 #include "memo_entry.h"
 #include "zeroed_array.h"
@@ -78,12 +79,18 @@ class MemoTable {
   }
 
   // Helpers: the owner counts one in before its thread starts; the helper counts itself
-  // out once it no longer touches the table. A helper stops searching when asked.
-  void add_helper() { helpers_.fetch_add(1, std::memory_order_relaxed); }
+  // out once it no longer touches the table. A helper stops searching when asked: for the
+  // table to grow, after which it may join again (rejoin), or for good (end_helpers).
+  void add_helper();
   void remove_helper() { helpers_.fetch_sub(1, std::memory_order_release); }
   bool helpers_asked_to_stop() const { return stop_helpers_.load(std::memory_order_relaxed); }
-  // Owner: asks helpers to stop, waits until none is left, and clears the request.
-  void stop_helpers();
+  // How many times the table has grown. Constant while a helper is counted in.
+  uint32_t growths() const { return growths_.load(std::memory_order_acquire); }
+  // Helper, counted out after a stop: waits until the table has grown past `growths` and
+  // counts itself in again (true), or until the owner ends helping (false).
+  bool rejoin(uint32_t growths);
+  // Owner: asks helpers to stop for good and waits until none is left.
+  void end_helpers();
 
  private:
   static constexpr uint8_t kExact = 1, kSolvable = 2, kCovers = 4;
@@ -152,6 +159,8 @@ class MemoTable {
   void store_entry(const Spec &s, uint64_t hash, const MemoEntry &e);
   bool full(size_t entries) const { return entries * 4 > hot_.size() * 3; }
   void grow(size_t slots);
+  // Owner: asks helpers to stop, waits until none is left, and clears the request.
+  void stop_helpers();
 
   ZeroedArray<Hot> hot_;  // an all-zero Hot is an empty slot
   ZeroedArray<ColdWords> cold_;
@@ -159,6 +168,10 @@ class MemoTable {
   std::atomic<size_t> count_{0};
   std::atomic<int> helpers_{0};
   std::atomic<bool> stop_helpers_{false};
+  // Held while the table grows or helping ends: a helper joins again only between growths.
+  std::mutex helpers_mutex_;
+  std::atomic<uint32_t> growths_{0};
+  bool helping_ = false;  // from add_helper to end_helpers, under helpers_mutex_
 };
 
 }  // namespace tessel

@@ -10,12 +10,6 @@ namespace {
 // How deep the helper takes second-best actions first. Measured on 1000^3 (cold, 2-core VM,
 // median of 9): depth 1 82 ms, 2 74, 3 72, 5 72.5 with the least spread; 118 alone.
 constexpr int kHelperDepth = 5;
-// The table grows only while no helper searches it, and a helper stopped for that does not
-// start again, so it gets room first: the benchmark shapes' cold searches store up to 50k
-// entries (1000^3, at one or two threads), 58k in a call's search, which also notes the
-// specs the shared decisions lack. The pages are zeroed as they are first used.
-constexpr size_t kHelpedEntries = size_t{96} << 10;
-
 }  // namespace
 
 // The helper's memo: the shared table, asked to stop by its owner.
@@ -45,20 +39,30 @@ class SearchHelper::View final : public MemoDb {
   MemoTable &table_;
 };
 
-SearchHelper::SearchHelper(const Target &target, MemoTable &table, const Spec &root)
+SearchHelper::SearchHelper(const Target &target, MemoTable &table, const Spec &root, size_t room)
     : table_(table), view_(std::make_unique<View>(table)) {
-  table_.reserve(kHelpedEntries);
+  table_.reserve(room);
   table_.add_helper();  // before the thread exists: the owner may wait for it from now on
   try {
     thread_ = std::thread([this, &target, root] {
-      // A helper that fails (out of memory) only stops helping: what it stored is sound,
-      // and the search it helped goes on alone.
-      try {
-        Solver solver(target, *view_, kHelperDepth);
-        solver.solve(root);
-      } catch (...) {
+      for (;;) {
+        // A helper that fails (out of memory) only stops helping: what it stored is sound,
+        // and the search it helped goes on alone.
+        bool failed = false;
+        try {
+          Solver solver(target, *view_, kHelperDepth);
+          solver.solve(root);
+        } catch (...) {
+          failed = true;
+        }
+        // Read while counted in: the owner neither grows the table nor clears the request.
+        const bool stopped = table_.helpers_asked_to_stop();
+        const uint32_t growths = table_.growths();
+        table_.remove_helper();
+        // Asked to stop for the table to grow: once it has, on from the root again (what the
+        // helper solved is in the table).
+        if (failed || !stopped || !table_.rejoin(growths)) return;
       }
-      table_.remove_helper();
     });
   } catch (const std::system_error &) {
     table_.remove_helper();
@@ -70,7 +74,7 @@ SearchHelper::~SearchHelper() {
 }
 
 SearchHelper::Solved SearchHelper::finish() {
-  table_.stop_helpers();
+  table_.end_helpers();
   if (thread_.joinable()) thread_.join();
   return std::move(view_->solved);
 }

@@ -18,9 +18,16 @@ namespace tessel {
 
 class SearchHelper {
  public:
+  // The entries `table` gets room for first. It grows only while no helper searches it, so
+  // each growth stops the helper, which starts again from the root once the table has grown.
+  // The benchmark shapes' cold searches store up to 50k entries (1000^3, at one or two
+  // threads), 58k in a call's search, which also notes the specs the shared decisions lack.
+  // Room reserved is zeroed as it is first used, but a small search spreads over all of it.
+  static constexpr size_t kRoom = size_t{96} << 10;
+
   // Starts helping a search of `root` (canonical) through `table`, which must outlive this.
   // Without a thread to be had, it does nothing.
-  SearchHelper(const Target &target, MemoTable &table, const Spec &root);
+  SearchHelper(const Target &target, MemoTable &table, const Spec &root, size_t room = kRoom);
   ~SearchHelper();
   SearchHelper(const SearchHelper &) = delete;
   SearchHelper &operator=(const SearchHelper &) = delete;

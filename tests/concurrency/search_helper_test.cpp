@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "memo.h"
@@ -69,6 +70,33 @@ TEST_CASE("a helper's exact results are handed back for publishing") {
   }
 }
 
+TEST_CASE("a helper goes on after each growth of the table it searches") {
+  // Room for 1024 entries: a 129^3 search stores ~34k, so the table grows five times. The
+  // helper starts first; it fills the room, asks for growth and waits for the owner.
+  InMemoryMemo memo;
+  Solver solver(target(), memo);
+  const Spec root =
+      canonical(matmul_spec(129, 129, 129, false, false, false, 1, target().limits()));
+  SearchHelper helper(target(), memo.table(), root, 1024);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(solver.solve(root).solvable);
+  const size_t first_slots = 2048;
+  CHECK(memo.table().growths() >= 4);
+  // A helper stopped for good at the first growth solves less than its first table holds.
+  const auto solved = helper.finish();
+  CHECK(solved.size() > first_slots);
+  for (const auto &[spec, entry] : solved) {
+    MemoEntry e;
+    if (!memo.get(spec, &e)) continue;  // dropped near full
+    CHECK(e.exact);
+    CHECK(e.cost == entry.cost);
+  }
+  // And the plan is the one a search alone finds.
+  InMemoryMemo alone_memo;
+  Solver alone(target(), alone_memo);
+  CHECK(alone.solve(root).cost == solver.solve(root).cost);
+}
+
 TEST_CASE("small searches run without a helper") {
   CHECK_FALSE(worth_a_helper(canonical(matmul_spec(16, 16, 16, false, false, false, 1, {}))));
   CHECK(worth_a_helper(canonical(matmul_spec(64, 64, 64, false, false, false, 1, {}))));
@@ -93,6 +121,47 @@ MemoEntry exact_entry(double cycles) {
   e.action = Action{ActionKind::Tile, 0, 0, 7, 0};
   e.cost = Cost{cycles, 64, 3};
   return e;
+}
+
+TEST_CASE("a helper stopped for growth joins again after it, and not once helping ends") {
+  MemoTable table;
+  table.reserve(1500);  // 2048 slots
+  table.add_helper();
+  std::atomic<int> rejoins{0}, early{0};
+  std::thread helper([&] {
+    // Odd specs over and over, each pass until asked to stop.
+    for (int i = 1;; i = i + 2 < 6000 ? i + 2 : 1) {
+      if (!table.helpers_asked_to_stop()) {
+        const Spec s = spec_at(i);
+        table.put_from_helper(s, memo_hash(s), bound_entry(1));
+        continue;
+      }
+      const uint32_t growths = table.growths();
+      table.remove_helper();
+      if (!table.rejoin(growths)) return;
+      if (table.growths() == growths) ++early;  // back before the table grew
+      ++rejoins;
+    }
+  });
+  // The helper fills the table to three quarters and asks for growth first. Then the owner's
+  // 7000 even specs alone grow it at 1536, 3072 and 6144 entries; with the helper's 3000 the
+  // table holds at most 10000, short of the next growth.
+  while (!table.helpers_asked_to_stop()) std::this_thread::yield();
+  for (int i = 0; i < 14000; i += 2) {
+    const Spec s = spec_at(i);
+    table.put(s, memo_hash(s), exact_entry(1000 + i));
+  }
+  CHECK(table.growths() == 3);
+  table.end_helpers();
+  helper.join();  // a helper waiting to join again is let go
+  CHECK(rejoins >= 1);
+  CHECK(early == 0);
+  for (int i = 0; i < 14000; i += 2) {
+    const Spec s = spec_at(i);
+    MemoEntry e;
+    REQUIRE(table.find(s, memo_hash(s), &e));
+    CHECK(e.cost.cycles == 1000 + i);
+  }
 }
 
 TEST_CASE("an owner and a helper writing one table: entries only improve, and growth waits") {
