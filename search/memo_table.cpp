@@ -32,6 +32,7 @@ void MemoTable::put(const Spec &s, uint64_t hash, const MemoEntry &e) {
     stop_helpers_.store(false, std::memory_order_relaxed);  // a helper may have asked first
     grow(hot_.empty() ? 1024 : hot_.size() * 2);
     growths_.fetch_add(1, std::memory_order_release);
+    helper_may_join_.notify_all();
   }
   store_entry(s, hash, e);
 }
@@ -65,22 +66,19 @@ void MemoTable::add_helper() {
 }
 
 bool MemoTable::rejoin(uint32_t growths) {
-  for (int attempt = 0;; ++attempt) {
-    {
-      std::lock_guard<std::mutex> lock(helpers_mutex_);
-      if (!helping_) return false;
-      if (growths_.load(std::memory_order_relaxed) != growths) {
-        helpers_.fetch_add(1, std::memory_order_relaxed);
-        return true;
-      }
-    }
-    back_off(attempt);
-  }
+  // A growth takes up to ~100 ms (fresh pages): the helper sleeps through it.
+  std::unique_lock<std::mutex> lock(helpers_mutex_);
+  helper_may_join_.wait(
+      lock, [&] { return !helping_ || growths_.load(std::memory_order_relaxed) != growths; });
+  if (!helping_) return false;
+  helpers_.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 void MemoTable::end_helpers() {
   std::lock_guard<std::mutex> lock(helpers_mutex_);
   helping_ = false;
+  helper_may_join_.notify_all();
   stop_helpers();
 }
 

@@ -128,6 +128,7 @@ TEST_CASE("a helper stopped for growth joins again after it, and not once helpin
   table.reserve(1500);  // 2048 slots
   table.add_helper();
   std::atomic<int> rejoins{0}, early{0};
+  std::atomic<bool> waited{false};
   std::thread helper([&] {
     // Odd specs over and over, each pass until asked to stop.
     for (int i = 1;; i = i + 2 < 6000 ? i + 2 : 1) {
@@ -138,15 +139,18 @@ TEST_CASE("a helper stopped for growth joins again after it, and not once helpin
       }
       const uint32_t growths = table.growths();
       table.remove_helper();
+      waited = true;
       if (!table.rejoin(growths)) return;
       if (table.growths() == growths) ++early;  // back before the table grew
       ++rejoins;
     }
   });
-  // The helper fills the table to three quarters and asks for growth first. Then the owner's
-  // 7000 even specs alone grow it at 1536, 3072 and 6144 entries; with the helper's 3000 the
-  // table holds at most 10000, short of the next growth.
-  while (!table.helpers_asked_to_stop()) std::this_thread::yield();
+  // The helper fills the table to three quarters, asks for growth and waits; one that came
+  // back without waiting would be back within these 10 ms. Then the owner's 7000 even specs
+  // alone grow the table at 1536, 3072 and 6144 entries; with the helper's 3000 it holds at
+  // most 10000, short of the next growth.
+  while (!waited) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
   for (int i = 0; i < 14000; i += 2) {
     const Spec s = spec_at(i);
     table.put(s, memo_hash(s), exact_entry(1000 + i));
