@@ -28,8 +28,7 @@ void MemoTable::put(const Spec &s, uint64_t hash, const MemoEntry &e) {
   if (full(size() + 1)) {
     // No helper joins while the table grows; those it stops may join again once it has.
     std::lock_guard<std::mutex> lock(helpers_mutex_);
-    if (helpers_.load(std::memory_order_acquire) > 0) stop_helpers();
-    stop_helpers_.store(false, std::memory_order_relaxed);  // a helper may have asked first
+    stop_helpers();  // also clears a request a helper made
     grow(hot_.empty() ? 1024 : hot_.size() * 2);
     growths_.fetch_add(1, std::memory_order_release);
     helper_may_join_.notify_all();
