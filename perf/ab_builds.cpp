@@ -8,7 +8,8 @@
 // other (the order alternates), after a warm-up. Prints the median time per call of each and
 // the median of the per-round ratios old/new with its quartiles: above 1 means the new
 // build is faster. Operands sit 16 bytes past a page boundary, as big mallocs place them
-// (and as the peer benchmark's std::vectors do), unless --aligned. The memo database is off
+// (and the peer benchmark's std::vectors of 128 KiB or more: smaller ones sit wherever the
+// heap has room), unless --aligned. The memo database is off
 // (TESSEL_DB=off): this times kernels, not first calls. For an A/A check of the machine's
 // noise, give two copies of one library: dlopen loads one path only once. With --threads
 // above 1 the two builds share oneTBB's workers and the one loaded first is favoured (A/A at
