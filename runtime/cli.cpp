@@ -1,5 +1,6 @@
 // The tessel command-line tool.
-//   tessel plan M K N [--trans-a] [--trans-b] [--threads T]   search and print the plan
+//   tessel plan M K N [--trans-a] [--trans-b] [--threads T] [--alternatives]
+//                                                             search and print the plan
 //   tessel run  M K N [--trans-a] [--trans-b] [--threads T]   search, emit, run, verify, time
 //   tessel warm FILE | --shapes MxKxN,... [--threads T]       prepare kernels ahead of time
 //   tessel db path|stats|verify|clear|export FILE|import FILE the memo database
@@ -14,6 +15,7 @@
 #include <cmath>
 #include <random>
 
+#include "alternatives.h"
 #include "cli.h"
 #include "compiler.h"
 #include "config.h"
@@ -32,12 +34,13 @@ namespace tessel::cli {
 int usage(const char *msg) {
   if (msg) std::fprintf(stderr, "tessel: %s\n", msg);
   std::fprintf(stderr,
-               "usage: tessel plan M K N [--trans-a] [--trans-b] [--threads T]\n"
+               "usage: tessel plan M K N [--trans-a] [--trans-b] [--threads T] [--alternatives]\n"
                "       tessel run  M K N [--trans-a] [--trans-b] [--threads T]\n"
                "       tessel warm FILE | --shapes MxKxN[,MxKxN...] [--threads T]\n"
                "       tessel db path | stats | verify | clear | export FILE | import FILE\n"
                "  C[MxN] = op(A)[MxK] * op(B)[KxN], f32, row-major\n"
-               "  plan: search and print the plan; run: search, emit machine code, run it,\n"
+               "  plan: search and print the plan (--alternatives: and each node's next best\n"
+               "  action, solved in full); run: search, emit machine code, run it,\n"
                "  check it against a reference and time it; warm: prepare the kernels of a\n"
                "  list of shapes (\"M K N\" lines) so the memo database holds their plans;\n"
                "  db: show, check, empty or move the memo database\n");
@@ -87,9 +90,37 @@ const char *parse_problem(int argc, char **argv, Problem *p) {
   return nullptr;
 }
 
+// Per plan node, the action that costs least after the one taken, and how much more: where
+// the cost model decided by a hair, a measurement of both tells whether it decided right.
+std::vector<std::string> next_best_notes(tessel::Solver &solver, const tessel::Plan &plan) {
+  std::vector<std::string> notes(plan.nodes.size());
+  for (size_t i = 0; i < plan.nodes.size(); ++i) {
+    const tessel::PlanNode &n = plan.nodes[i];
+    const std::vector<tessel::Alternative> all = tessel::alternatives(solver, n.spec);
+    const auto next = std::find_if(all.begin(), all.end(), [&](const tessel::Alternative &a) {
+      return a.solvable && !(a.action == n.action);
+    });
+    if (next == all.end()) {
+      notes[i] = "(no other action)";
+      continue;
+    }
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "(next: %s at %.4g, %+.1f%%)", to_string(next->action).c_str(),
+                  next->cost.cycles,
+                  n.cost.cycles > 0 ? 100 * (next->cost.cycles / n.cost.cycles - 1) : 0.0);
+    notes[i] = buf;
+  }
+  return notes;
+}
+
 int cmd_plan(int argc, char **argv) {
   Problem p;
   p.threads = 1;
+  // --alternatives is plan's own; the other arguments state the problem.
+  char **end = std::remove_if(argv, argv + argc,
+                              [](const char *a) { return !std::strcmp(a, "--alternatives"); });
+  const bool with_alternatives = end != argv + argc;
+  argc = static_cast<int>(end - argv);
   if (const char *err = parse_problem(argc, argv, &p)) return usage(err);
   // Through the shared decisions, as a call would search (and saving what it solves).
   const tessel::Target &target = tessel::runtime::host_target();
@@ -110,7 +141,9 @@ int cmd_plan(int argc, char **argv) {
     return 1;
   }
   shared.publish(memo.take_solved());
-  std::printf("%s", tessel::format_plan(plan).c_str());
+  const std::vector<std::string> notes =
+      with_alternatives ? next_best_notes(solver, plan) : std::vector<std::string>{};
+  std::printf("%s", tessel::format_plan(plan, notes).c_str());
   const double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
   std::printf("\ncost: %.6g cycles (%.3g flop/cycle), workspace %lld bytes, depth %d\n",
               plan.cost.cycles, flops / plan.cost.cycles,

@@ -258,7 +258,8 @@ int64_t grid_iterations(const PlanNode &n) {
   return (int64_t{n.trips} + last_rows) * (int64_t{n.trips2} + last_cols);
 }
 
-void format_node(const Plan &p, int id, int indent, std::string &out) {
+void format_node(const Plan &p, const std::vector<std::string> &notes, int id, int indent,
+                 std::string &out) {
   const PlanNode &n = p.nodes[id];
   static const char *kDims = "mnk";
   char buf[256];
@@ -316,6 +317,8 @@ void format_node(const Plan &p, int id, int indent, std::string &out) {
   line += "  " + to_string(n.spec);
   std::snprintf(buf, sizeof buf, "  [%.4g cycles]", n.cost.cycles);
   line += buf;
+  if (static_cast<size_t>(id) < notes.size() && !notes[static_cast<size_t>(id)].empty())
+    line += "  " + notes[static_cast<size_t>(id)];
   out += line + "\n";
   static const char *kLoopSlots[] = {"body", "remainder", "first"};
   static const char *kAllocSlots[] = {"prologue", "body", "epilogue"};
@@ -331,9 +334,9 @@ void format_node(const Plan &p, int id, int indent, std::string &out) {
                          : n.kind == NodeKind::Grid ? (n.dim == 2 ? kSplitSlots : kGridSlots)[slot]
                                                     : kAllocSlots[slot];
       out += std::string((indent + 1) * 2, ' ') + name + ":\n";
-      format_node(p, c, indent + 2, out);
+      format_node(p, notes, c, indent + 2, out);
     } else {
-      format_node(p, c, indent + 1, out);
+      format_node(p, notes, c, indent + 1, out);
     }
   }
 }
@@ -465,9 +468,9 @@ PlanRecord plan_record(const Plan &p) {
   return record;
 }
 
-std::string format_plan(const Plan &p) {
+std::string format_plan(const Plan &p, const std::vector<std::string> &notes) {
   std::string out;
-  if (p.root >= 0) format_node(p, p.root, 0, out);
+  if (p.root >= 0) format_node(p, notes, p.root, 0, out);
   return out;
 }
 

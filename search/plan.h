@@ -111,7 +111,8 @@ PlanRecord plan_record(const Plan &p);
 // record that does not replay: stale, or made for another spec; the caller then searches.
 bool replay_plan(const PlanRecord &record, const Spec &s, const Target &t, Plan *out);
 
-// An indented tree: loops with steps, moves with levels and layouts, kernels, costs.
-std::string format_plan(const Plan &p);
+// An indented tree: loops with steps, moves with levels and layouts, kernels, costs. A
+// node's line ends with notes[its index], where there is one.
+std::string format_plan(const Plan &p, const std::vector<std::string> &notes = {});
 
 }  // namespace tessel

@@ -23,6 +23,15 @@ grep -q "f32_fma_bcast__avx2\|f32_fma_dot__avx2" "$work/plan" || fail "plan name
 grep -q "^cost:" "$work/plan" || fail "plan prints no cost"
 grep -q "specs solved" "$work/plan" || fail "plan prints no search statistics"
 
+# plan --alternatives: the same tree, each line with the next best action beside it.
+$tessel plan 64 48 80 --alternatives --trans-b >"$work/alternatives" ||
+  fail "tessel plan --alternatives failed"
+sed 's/  (next: .*)$//; s/  (no other action)$//' "$work/alternatives" | grep -v "^search:"   >"$work/stripped"
+grep -v "^search:" "$work/plan" | cmp -s - "$work/stripped" ||
+  fail "plan --alternatives printed another plan"
+grep -q "(next: .* at [0-9.e+]*, +[0-9.]*%)$" "$work/alternatives" ||
+  fail "plan --alternatives names no next best action"
+
 # run, with dumps, a perf map and verbose lines.
 mkdir -p "$work/dumps"
 TESSEL_DUMP_DIR="$work/dumps" TESSEL_PERF_MAP=1 TESSEL_VERBOSE=1 \
