@@ -141,6 +141,7 @@ int cmd_plan(int argc, char **argv) {
     return 1;
   }
   shared.publish(memo.take_solved());
+  const tessel::SearchStats stats = solver.stats();  // the search's, not the alternatives'
   const std::vector<std::string> notes =
       with_alternatives ? next_best_notes(solver, plan) : std::vector<std::string>{};
   std::printf("%s", tessel::format_plan(plan, notes).c_str());
@@ -151,10 +152,8 @@ int cmd_plan(int argc, char **argv) {
   std::printf(
       "search: %.2f ms, %lld specs solved, %lld memo hits, %lld actions tried, %lld stored "
       "decisions replayed\n",
-      ms, static_cast<long long>(solver.stats().specs_solved),
-      static_cast<long long>(solver.stats().memo_hits),
-      static_cast<long long>(solver.stats().actions_tried),
-      static_cast<long long>(memo.replayed()));
+      ms, static_cast<long long>(stats.specs_solved), static_cast<long long>(stats.memo_hits),
+      static_cast<long long>(stats.actions_tried), static_cast<long long>(memo.replayed()));
   return 0;
 }
 
