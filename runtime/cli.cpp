@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,7 +70,8 @@ struct Problem {
   int threads = 1;
 };
 
-const char *parse_problem(int argc, char **argv, Problem *p) {
+// What is wrong with the arguments, or nothing when they describe a product.
+std::optional<std::string> parse_problem(int argc, char **argv, Problem *p) {
   if (argc < 3) return "expected M K N";
   if (!parse_dim(argv[0], &p->m) || !parse_dim(argv[1], &p->k) || !parse_dim(argv[2], &p->n))
     return "M, K and N must be integers from 1 to 2147483647";
@@ -84,10 +86,10 @@ const char *parse_problem(int argc, char **argv, Problem *p) {
         return "--threads takes an integer from 1 to 255";
       p->threads = static_cast<int>(t);
     } else {
-      return "unknown option";
+      return "unknown option " + std::string(argv[i]);
     }
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 // Per plan node, the action that costs least after the one taken, and how much more: where
@@ -121,7 +123,7 @@ int cmd_plan(int argc, char **argv) {
                               [](const char *a) { return !std::strcmp(a, "--alternatives"); });
   const bool with_alternatives = end != argv + argc;
   argc = static_cast<int>(end - argv);
-  if (const char *err = parse_problem(argc, argv, &p)) return usage(err);
+  if (const auto err = parse_problem(argc, argv, &p)) return usage(err->c_str());
   // Through the shared decisions, as a call would search (and saving what it solves).
   const tessel::Target &target = tessel::runtime::host_target();
   tessel::InMemoryMemo local;
@@ -200,7 +202,7 @@ double verify(const Problem &p, const std::vector<float> &a, const std::vector<f
 int cmd_run(int argc, char **argv) {
   Problem p;
   p.threads = tessel::runtime::current_threads();
-  if (const char *err = parse_problem(argc, argv, &p)) return usage(err);
+  if (const auto err = parse_problem(argc, argv, &p)) return usage(err->c_str());
   if (!tessel::runtime::host_has_avx2_fma()) {
     std::fprintf(stderr, "tessel: %s\n", tessel_status_string(TESSEL_UNSUPPORTED_CPU));
     return 1;

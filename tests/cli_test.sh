@@ -16,6 +16,9 @@ for args in "" "plan" "plan 1 2" "plan 0 4 4" "plan -3 4 4" "plan 4 4 x" "plan 4
   [ $status -eq 2 ] || fail "'tessel $args' exited $status, expected 2"
   grep -q "usage" "$work/err" || fail "'tessel $args' printed no usage"
 done
+# An unknown option is named (--alternatives is plan's alone).
+$tessel run 4 4 4 --alternatives 2>"$work/err"
+grep -q "unknown option --alternatives" "$work/err" || fail "run's unknown option not named"
 
 # plan: a tree, its cost, search statistics.
 $tessel plan 64 48 80 --trans-b >"$work/plan" || fail "tessel plan failed"
