@@ -6,8 +6,9 @@
 // line of B (32x768x3072 packs 128x512 tiles of B for 32 rows) the packs took a quarter of
 // the time, in bursts the FMAs sat out. So the loop packs its first tile as the alloc would,
 // then each iteration copies the next tile into a second buffer, one panel row per counted
-// kernel-loop iteration of the body (step_pack_cursor), prefetching two source runs ahead,
-// and finishes what the body left before the next iteration; the two buffers alternate. A
+// kernel-loop iteration of the body (step_pack_cursor), prefetching two source runs ahead
+// (and, streamed from main memory, into L2 as the pack would: stream_look_ahead), and
+// finishes what the body left before the next iteration; the two buffers alternate. A
 // Matmul's k loop runs its first iteration apart (it overwrites C): that one copies the
 // body's first tile the same way, if it packs the same tiles.
 //
@@ -131,7 +132,8 @@ void PlanEmitter::start_copy_cursor(const AheadPack &a, int64_t next) {
              a.src_run - units * a.strip * 4,
              a.dst_panel,
              a.dst_run - units * a.dst_panel,
-             kCopyRunsAhead * a.src_run};
+             kCopyRunsAhead * a.src_run,
+             stream_look_ahead(*a.pack, 0, a.src_run)};
 }
 
 void PlanEmitter::finish_copy() {
@@ -334,6 +336,8 @@ void PlanEmitter::step_pack_cursor() {
   test(reg_count_outer, reg_count_outer);
   jz(done);
   prefetcht0(mem(reg_src, cursor_.ahead));
+  for (int64_t ahead : cursor_.l2_ahead)
+    if (ahead != 0) prefetcht1(mem(reg_src, ahead));
   const Xbyak::Ymm v(temp(0).idx);  // kernels leave their temporaries dead between them
   for (int64_t b = 0; b < cursor_.unit_bytes; b += 32) {
     vmovups(v, mem(reg_src, b));

@@ -98,6 +98,11 @@ class PlanEmitter : public EmitterBase {
   int64_t stream_next_tile_bytes(const PlanNode &n, int operand) const {
     return state(n, operand).stream_next_tile_bytes;
   }
+  // Where a copy of `operand` whose stage reads the next tile ahead (stream_next_tile_bytes)
+  // prefetches, into L2, each line it reads, in bytes from that line: the same line of the
+  // next tile, and three quarters of a tile on in whole rows `row_bytes` apart. Zeros when
+  // there is no such stage.
+  std::array<int64_t, 2> stream_look_ahead(const PlanNode &n, int operand, int64_t row_bytes) const;
   // Bytes from the tile origin of `operand` to the tile the innermost enclosing loop that
   // moves it visits next; 0 when no loop moves it or this is a loop's remainder tile. On a
   // loop's last iteration the tile lies past the loop's range (only worth a prefetch). Not
@@ -236,6 +241,7 @@ class PlanEmitter : public EmitterBase {
     int64_t run_skip = 0;    // source bytes from past a run's last unit to the next run
     int64_t dst_unit = 0, dst_run_skip = 0;  // the same in the other buffer
     int64_t ahead = 0;                       // source bytes prefetched ahead
+    std::array<int64_t, 2> l2_ahead{};       // the same, into L2 (0: none)
     bool operator==(const PackCursor &) const = default;
   };
   // A pack that may be done ahead, as pack_ahead() reads it off the alloc it opens.

@@ -28,6 +28,7 @@
 // prefetches into L2, per 64 bytes read, the same bytes kL2AheadRows rows on and in the tile
 // the enclosing loop packs next.
 #include <algorithm>
+#include <array>
 
 #include "kernels/kernel_emitters.h"
 
@@ -45,10 +46,10 @@ struct PackConfig {
   int64_t full_panels = 0, last_width = 0;
   int64_t src_p = 0, src_q = 0;  // bytes per step along P and Q in src
   int64_t dst_q = 0, dst_panel = 0;
-  bool contiguous = false;   // src consecutive along P
-  bool transposes = false;   // transposing four q at a time in registers (src consecutive along Q)
-  int64_t prefetch = 0;      // bytes ahead of each 64 read along P to prefetch (0: none)
-  int64_t l2_ahead[2] = {};  // the same, into L2 (0: none)
+  bool contiguous = false;  // src consecutive along P
+  bool transposes = false;  // transposing four q at a time in registers (src consecutive along Q)
+  int64_t prefetch = 0;     // bytes ahead of each 64 read along P to prefetch (0: none)
+  std::array<int64_t, 2> l2_ahead{};  // the same, into L2 (0: none)
   // q steps per loop iteration, for a single panel (a group of panels unrolls less).
   static constexpr int64_t kQUnroll = 4;
 };
@@ -206,16 +207,10 @@ void emit_pack_panels(PlanEmitter &e, const PlanNode &n) {
     cfg.l2_ahead[0] = kL2AheadRows * cfg.src_q;
     if (e.tile_registers() == 0) cfg.l2_ahead[1] = e.next_tile_bytes(n, 0);
   }
-  // A source staged from main memory whose next tile is read ahead (look_ahead_fits): each
-  // line copied fetches the same line of that tile (8x4096x4096 +25%, see there), and again
-  // three quarters of a tile on, whole rows: a second chance for lines the first prefetch
-  // left waiting. Paired, one thread, against the first alone: 4x and 6x4096x4096 +10%, 8x
-  // +6%, 12x +7%, 8x16384x2048 +8%; half a tile on instead, 8x4096x4096 -9%.
-  if (cfg.contiguous && e.stream_next_tile_bytes(n, 0) != 0) {
-    const int64_t rows = e.stream_next_tile_bytes(n, 0) / cfg.src_q;
-    cfg.l2_ahead[0] = rows * 3 / 4 * cfg.src_q;
-    cfg.l2_ahead[1] = e.stream_next_tile_bytes(n, 0);
-  }
+  // A source staged from main memory whose next tile is read ahead (look_ahead_fits,
+  // 8x4096x4096 +25%): each line copied fetches lines of that tile (stream_look_ahead).
+  if (cfg.contiguous && e.stream_next_tile_bytes(n, 0) != 0)
+    cfg.l2_ahead = e.stream_look_ahead(n, 0, cfg.src_q);
   // Transposing in registers moves a third as many stores as scalars did: with B transposed
   // (tessel run --trans-b, one thread, five runs each) 128x768x768 98 -> 107 GFLOP/s, 256^3
   // 109 -> 114, 512x768x3072 104 -> 105; packing A, 512x768x3072 +0.8% (perf/ab_builds).

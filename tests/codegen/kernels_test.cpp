@@ -5,6 +5,7 @@
 // not to use, through a plan forced by a pre-populated memo).
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <set>
 
 #include "jit_harness.h"
@@ -377,17 +378,47 @@ void next_pack_tiles(const Plan &plan, int64_t ldb, std::vector<int64_t> *out,
   next_b_tiles(plan, plan.root, ldb, 0, big_pack, out);
 }
 
-// Whether `code` holds prefetcht<hint> [base + disp] (0f 18 /(hint + 1), no index register).
-bool has_prefetch(const uint8_t *code, size_t size, int hint, int64_t disp) {
-  for (size_t i = 0; i + 8 <= size; ++i) {
-    if (code[i] != 0x0f || code[i + 1] != 0x18 || (code[i + 2] >> 3 & 7) != hint + 1) continue;
-    const int mod = code[i + 2] >> 6;
-    const size_t at = i + 3 + ((code[i + 2] & 7) == 4 ? 1 : 0);  // a SIB byte names rsp, r12
-    int32_t d32 = 0;
-    std::memcpy(&d32, code + at, 4);
-    if ((mod == 1 && int8_t(code[at]) == disp) || (mod == 2 && d32 == disp)) return true;
+// A prefetcht<hint> [base + disp] (0f 18 /(hint + 1), no index register).
+struct Prefetch {
+  int hint;
+  int64_t disp;
+};
+
+// The length of the prefetch at code[start] (0 if there is none), and what it is.
+size_t prefetch_at(const uint8_t *code, size_t size, size_t start, Prefetch *out) {
+  size_t i = start;
+  if (i < size && (code[i] & 0xf0) == 0x40) ++i;  // a REX prefix names r8-r15
+  if (i + 8 > size || code[i] != 0x0f || code[i + 1] != 0x18) return 0;
+  const int hint = (code[i + 2] >> 3 & 7) - 1, mod = code[i + 2] >> 6;
+  if (hint < 0 || hint > 2 || mod == 0 || mod == 3) return 0;
+  const size_t at = i + 3 + ((code[i + 2] & 7) == 4 ? 1 : 0);  // a SIB byte names rsp, r12
+  int32_t d32 = 0;
+  std::memcpy(&d32, code + at, 4);
+  *out = {hint, mod == 1 ? int8_t(code[at]) : d32};
+  return at - start + (mod == 1 ? 1 : 4);
+}
+
+// Whether `code` holds these prefetches one right after another.
+bool has_prefetches(const uint8_t *code, size_t size, std::initializer_list<Prefetch> run) {
+  for (size_t i = 0; i < size; ++i) {
+    size_t at = i, len = 0;
+    bool match = true;
+    for (const Prefetch &want : run) {
+      Prefetch p{};
+      len = prefetch_at(code, size, at, &p);
+      if (len == 0 || p.hint != want.hint || p.disp != want.disp) {
+        match = false;
+        break;
+      }
+      at += len;
+    }
+    if (match) return true;
   }
   return false;
+}
+
+bool has_prefetch(const uint8_t *code, size_t size, int hint, int64_t disp) {
+  return has_prefetches(code, size, {{hint, disp}});
 }
 
 bool has_prefetcht1(const uint8_t *code, size_t size, int64_t disp) {
@@ -510,15 +541,16 @@ TEST_CASE("codegen: tiles of B streamed from main memory into L2 read the next t
   // MiB so that B stays small): B's rows are staged a few at a time from main memory, into L1
   // for the FMAs to read (1 row) or into L2 for the tiles staged or packed from there (2 and 8
   // rows). When a tile staged into L2 and the next fit in half of L2, each line read or packed
-  // also prefetches the same line of the next tile (and a pack, again three quarters of a tile
-  // on); rows of 16384 floats make tiles too big for that, and rows staged straight into L1
-  // leave the streaming to the hardware. Exact either way. A GEMV's B has padded rows: over
-  // whole rows it would read them in interleaved chunks instead (interleave_k.cpp).
+  // also prefetches the same line of the next tile (and a pack, again three quarters of a
+  // tile on, also where a loop copies its next pack while it multiplies); rows of 16384
+  // floats make tiles too big for that, and rows staged straight into L1 leave the streaming
+  // to the hardware. Exact either way. A GEMV's B has padded rows: over whole rows it would
+  // read them in interleaved chunks instead (interleave_k.cpp).
   const Target target = avx2_target(HostCaches{32 * 1024, 1024 * 1024, 2 * 1024 * 1024});
   InMemoryMemo base;
   Solver solver(target, base);
   std::mt19937_64 rng(63);
-  int looked_ahead = 0, not_ahead = 0, into_l1 = 0, packed = 0;
+  int looked_ahead = 0, not_ahead = 0, into_l1 = 0, packed = 0, copied_ahead = 0;
   for (int64_t m : {1, 2, 8})
     for (int64_t n : {2048, 3001, 4096, 16384}) {
       const int64_t k = n == 16384 ? 64 : m == 8 && n == 4096 ? 2048 : 512;
@@ -550,9 +582,16 @@ TEST_CASE("codegen: tiles of B streamed from main memory into L2 read the next t
           if (bytes == 0) continue;
           CHECK_MESSAGE(has_prefetcht1(jit->code(), jit->code_size(), bytes) == ahead,
                         format_plan(plan));
-          const int64_t rows = bytes / (4 * ldb);
-          if (packs && ahead)
-            CHECK(has_prefetcht1(jit->code(), jit->code_size(), rows * 3 / 4 * 4 * ldb));
+          const int64_t rows = bytes / (4 * ldb), second = rows * 3 / 4 * 4 * ldb;
+          if (packs && ahead) CHECK(has_prefetcht1(jit->code(), jit->code_size(), second));
+          // A loop copying its next pack while it multiplies (the copy step's prefetch two rows
+          // on) looks ahead from its copy steps too.
+          if (packs && ahead && has_prefetch(jit->code(), jit->code_size(), 0, 2 * 4 * ldb)) {
+            CHECK_MESSAGE(has_prefetches(jit->code(), jit->code_size(),
+                                         {{0, 2 * 4 * ldb}, {1, second}, {1, bytes}}),
+                          format_plan(plan));
+            ++copied_ahead;
+          }
           ++(ahead ? looked_ahead : not_ahead);
         }
       }
@@ -561,6 +600,7 @@ TEST_CASE("codegen: tiles of B streamed from main memory into L2 read the next t
   CHECK(not_ahead >= 4);
   CHECK(into_l1 >= 2);
   CHECK(packed >= 2);
+  CHECK(copied_ahead >= 1);
 }
 
 TEST_CASE("codegen: GEMVs over B in main memory read k in interleaved chunks, exactly") {
