@@ -5,12 +5,13 @@
 // buffer takes ~6 us even from L2 (its stores miss L1 too): where few rows of A share each
 // line of B (32x768x3072 packs 128x512 tiles of B for 32 rows) the packs took a quarter of
 // the time, in bursts the FMAs sat out. So the loop packs its first tile as the alloc would,
-// then each iteration copies the next tile into a second buffer, one panel row per counted
-// kernel-loop iteration of the body (step_pack_cursor), prefetching two source runs ahead
-// (and, streamed from main memory, into L2 as the pack would: stream_look_ahead), and
-// finishes what the body left before the next iteration; the two buffers alternate. A
-// Matmul's k loop runs its first iteration apart (it overwrites C): that one copies the
-// body's first tile the same way, if it packs the same tiles.
+// then each iteration copies the next tile into a second buffer, a few panel rows per
+// counted kernel-loop iteration of the body (step_pack_cursor: as many as spread the copy
+// over the body, up to kMaxUnitsPerStep), prefetching two source runs ahead (and, streamed
+// from main memory, into L2 as the pack would: stream_look_ahead), and finishes what the
+// body left before the next iteration; the two buffers alternate. A Matmul's k loop runs
+// its first iteration apart (it overwrites C): that one copies the body's first tile the
+// same way, if it packs the same tiles.
 //
 // The last iteration copies the first tile of the next such loop, where that is the next
 // iteration of an enclosing loop reached through loops and stages only (find_carries: the
@@ -35,6 +36,7 @@
 // packs per thread had been unoverlapped), 16x1024x4096 +1.9%, the rest within 1% (1024^3
 // packs once per grid tile, outside any loop: its code gained only the slot's clearing).
 #include <algorithm>
+#include <cmath>
 
 #include "kernels/kernel_emitters.h"
 #include "plan_emitter.h"
@@ -43,21 +45,41 @@ namespace tessel {
 namespace {
 
 constexpr int64_t kCopyRunsAhead = 2;
+// Panel rows per step, at most. At one a step, a body of few rows (8x4096x4096: 48 steps
+// for a 16x128 tile's 128 rows) left most of the copy to the loop after it, whose loads
+// waited on memory with no FMAs beside them: a third of the kernel's samples (perf record).
+// Paired (perf/ab_builds, one thread, Zen 4 VM), spread over the body up to four a step
+// against one: 6x4096x4096 +16%, 8x +12%, 12x +7%, 8x16384x2048 +11%, 16x1024x4096 +1.6%,
+// 16x and 24x4096x4096, 17x512x1536 within 0.5%; two threads, alternating processes (5
+// rounds, medians) 8x4096x4096 +8%, 6x +9%, 12x +11%, 8x16384x2048 +22%. Up to two a step,
+// 8x16384x2048 2.6% slower than four; up to eight, as four.
+constexpr int64_t kMaxUnitsPerStep = 4;
 
 }  // namespace
 
-bool PlanEmitter::has_kernel_loop(int id) const {
-  if (id < 0) return false;
+double PlanEmitter::kernel_loop_steps(int id) const {
+  if (id < 0) return 0;
   const PlanNode &n = plan_->nodes[static_cast<size_t>(id)];
-  // As emit_loop_iterations: a kernel body past kFullUnroll iterations (a first iteration of
-  // its own aside) is counted kUnroll at a time.
-  if (n.kind == NodeKind::Loop && n.children[0] >= 0 &&
-      plan_->nodes[static_cast<size_t>(n.children[0])].kind == NodeKind::Kernel &&
-      n.trips - (n.children[2] >= 0 ? 1 : 0) > kFullUnroll)
-    return true;
-  for (int c : n.children)
-    if (has_kernel_loop(c)) return true;
-  return false;
+  double steps = 0;
+  if (n.kind != NodeKind::Loop) {
+    for (int c : n.children) steps += kernel_loop_steps(c);
+    return steps;
+  }
+  // As emit_loop_iterations: a first iteration of its own, then the others (a kernel body
+  // past kFullUnroll of them counted kUnroll at a time), then the remainder.
+  const int body = n.children[0];
+  int64_t iterations = n.trips;
+  if (n.children[2] >= 0 && iterations > 0) {
+    steps += kernel_loop_steps(n.children[2]);
+    --iterations;
+  }
+  if (iterations > 0 && body >= 0) {
+    if (plan_->nodes[static_cast<size_t>(body)].kind != NodeKind::Kernel)
+      steps += static_cast<double>(iterations) * kernel_loop_steps(body);
+    else if (iterations > kFullUnroll)
+      steps += static_cast<double>(iterations / kUnroll);
+  }
+  return steps + kernel_loop_steps(n.children[1]);
 }
 
 bool PlanEmitter::cursor_free_body(int id) const {
@@ -95,7 +117,12 @@ bool PlanEmitter::pack_ahead(const PlanNode &alloc, AheadPack *out) const {
   const int64_t ext = plan_->tensors[static_cast<size_t>(alloc.new_tensor)].ext;
   a.dst_panel = 4 * element_offset(dst, ext, pi * dst.strip, pj * dst.strip);
   a.dst_run = 4 * element_offset(dst, ext, pj, pi);
-  if (!has_kernel_loop(alloc.children[1]) || !cursor_free_body(alloc.children[1])) return false;
+  const double steps = kernel_loop_steps(alloc.children[1]);
+  if (steps == 0 || a.strip <= 0 || !cursor_free_body(alloc.children[1])) return false;
+  // Spread over the body's steps, as far as a few panel rows a step go.
+  const double units = static_cast<double>(a.runs * (a.run_bytes / 4 / a.strip));
+  a.units_per_step =
+      static_cast<int64_t>(std::clamp(std::ceil(units / steps), 1.0, double{kMaxUnitsPerStep}));
   *out = a;
   return true;
 }
@@ -133,7 +160,8 @@ void PlanEmitter::start_copy_cursor(const AheadPack &a, int64_t next) {
              a.dst_panel,
              a.dst_run - units * a.dst_panel,
              kCopyRunsAhead * a.src_run,
-             stream_look_ahead(*a.pack, 0, a.src_run)};
+             stream_look_ahead(*a.pack, 0, a.src_run),
+             a.units_per_step};
 }
 
 void PlanEmitter::finish_copy() {
@@ -332,26 +360,28 @@ void PlanEmitter::emit_pipelined_pack_loop(int id, int64_t iterations, const Shi
 
 void PlanEmitter::step_pack_cursor() {
   if (!cursor_.live) return;
-  Xbyak::Label done;
-  test(reg_count_outer, reg_count_outer);
-  jz(done);
-  prefetcht0(mem(reg_src, cursor_.ahead));
-  for (int64_t ahead : cursor_.l2_ahead)
-    if (ahead != 0) prefetcht1(mem(reg_src, ahead));
-  const Xbyak::Ymm v(temp(0).idx);  // kernels leave their temporaries dead between them
-  for (int64_t b = 0; b < cursor_.unit_bytes; b += 32) {
-    vmovups(v, mem(reg_src, b));
-    vmovups(mem(rcx, b), v);
+  for (int64_t unit = 0; unit < cursor_.units_per_step; ++unit) {
+    Xbyak::Label done;
+    test(reg_count_outer, reg_count_outer);
+    jz(done);
+    prefetcht0(mem(reg_src, cursor_.ahead));
+    for (int64_t ahead : cursor_.l2_ahead)
+      if (ahead != 0) prefetcht1(mem(reg_src, ahead));
+    const Xbyak::Ymm v(temp(0).idx);  // kernels leave their temporaries dead between them
+    for (int64_t b = 0; b < cursor_.unit_bytes; b += 32) {
+      vmovups(v, mem(reg_src, b));
+      vmovups(mem(rcx, b), v);
+    }
+    add_imm(reg_src, cursor_.unit_bytes);
+    add_imm(rcx, cursor_.dst_unit);
+    dec(reg_dst);
+    jnz(done);
+    add_imm(reg_src, cursor_.run_skip);
+    add_imm(rcx, cursor_.dst_run_skip);
+    mov_imm(reg_dst, cursor_.units);
+    dec(reg_count_outer);
+    L(done);
   }
-  add_imm(reg_src, cursor_.unit_bytes);
-  add_imm(rcx, cursor_.dst_unit);
-  dec(reg_dst);
-  jnz(done);
-  add_imm(reg_src, cursor_.run_skip);
-  add_imm(rcx, cursor_.dst_run_skip);
-  mov_imm(reg_dst, cursor_.units);
-  dec(reg_count_outer);
-  L(done);
 }
 
 }  // namespace tessel

@@ -232,8 +232,8 @@ class PlanEmitter : public EmitterBase {
   void emit_outlined_tiles();
   void prefetch_store_target(const PlanNode &alloc);
   // Packing ahead (pack_ahead.cpp): a loop whose body packs a tile and multiplies it copies
-  // the next tile while it multiplies this one, a panel row per counted kernel-loop iteration
-  // (step_pack_cursor) through the cursor below.
+  // the next tile while it multiplies this one, a few panel rows per counted kernel-loop
+  // iteration (step_pack_cursor) through the cursor below.
   struct PackCursor {
     bool live = false;
     int64_t units = 0;       // panel rows per source run
@@ -242,6 +242,7 @@ class PlanEmitter : public EmitterBase {
     int64_t dst_unit = 0, dst_run_skip = 0;  // the same in the other buffer
     int64_t ahead = 0;                       // source bytes prefetched ahead
     std::array<int64_t, 2> l2_ahead{};       // the same, into L2 (0: none)
+    int64_t units_per_step = 1;
     bool operator==(const PackCursor &) const = default;
   };
   // A pack that may be done ahead, as pack_ahead() reads it off the alloc it opens.
@@ -251,6 +252,7 @@ class PlanEmitter : public EmitterBase {
     int64_t runs = 0, run_bytes = 0, src_run = 0;
     // The buffer: bytes from one panel to the next and from one run to the next.
     int64_t dst_panel = 0, dst_run = 0, strip = 0;
+    int64_t units_per_step = 1;  // panel rows per step of the cursor
   };
   bool pack_ahead(const PlanNode &alloc, AheadPack *out) const;
   // Whether loop `id` (moving its operands by `shifts`) packs ahead, and its emission.
@@ -296,10 +298,11 @@ class PlanEmitter : public EmitterBase {
   // `alloc`'s body and epilogue on the buffer in `reg`, the copy cursor stepping, then the
   // rest of the copy.
   void multiply_while_copying(const PlanNode &alloc, const Xbyak::Reg64 &reg);
-  // One unit of the live cursor, if any.
+  // A step of the live cursor, if any.
   void step_pack_cursor();
-  // Whether node `id` holds a counted kernel loop (one that steps the cursor).
-  bool has_kernel_loop(int id) const;
+  // How many times the counted kernel loops below node `id` step the cursor in all (a
+  // double: nested trips multiply past any integer, and a tile's rows are far fewer).
+  double kernel_loop_steps(int id) const;
   // Whether nothing below `id` uses the cursor's registers.
   bool cursor_free_body(int id) const;
   // The origins a loop over `dim` in steps of `step` moves (n's own for a Loop).

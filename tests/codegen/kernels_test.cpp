@@ -421,6 +421,20 @@ bool has_prefetch(const uint8_t *code, size_t size, int hint, int64_t disp) {
   return has_prefetches(code, size, {{hint, disp}});
 }
 
+// The fewest bytes from one such prefetch to the next in `code` (SIZE_MAX: fewer than two).
+size_t closest_prefetches(const uint8_t *code, size_t size, int hint, int64_t disp) {
+  size_t closest = SIZE_MAX, last = SIZE_MAX;
+  for (size_t i = 0; i < size; ++i) {
+    Prefetch p{};
+    const size_t len = prefetch_at(code, size, i, &p);
+    if (len == 0 || p.hint != hint || p.disp != disp) continue;
+    if (last != SIZE_MAX) closest = std::min(closest, i - last);
+    last = i;
+    i += len - 1;
+  }
+  return closest;
+}
+
 bool has_prefetcht1(const uint8_t *code, size_t size, int64_t disp) {
   return has_prefetch(code, size, 1, disp);
 }
@@ -453,9 +467,10 @@ TEST_CASE("codegen: loops over packs of B from L3 copy the next tile as they mul
   // B in L3 is packed 128 rows at a time inside loops over n and k: each iteration copies
   // the next tile into the other of two buffers as it multiplies, prefetching two rows of B
   // ahead; a first iteration of its own (overwriting C) copies the body's first tile. Under
-  // 17 or 22 rows of A the body's kernel loops leave part of each tile for the
-  // loop to finish after it; under 384 rows they are done early in the body. Odd and even
-  // counts of tiles, overwriting and accumulating C: all exact.
+  // 17 rows of A, a panel row per kernel-loop step would leave part of each tile for after
+  // the body: each step copies two (back to back in the code). Under 22 rows the steps are
+  // as many as the tile's panel rows; under 384 they are done early in the body. Odd and
+  // even counts of tiles, overwriting and accumulating C: all exact.
   const Target target = avx2_target(HostCaches{48 * 1024, 1024 * 1024, 32 * 1024 * 1024});
   InMemoryMemo base;
   Solver solver(target, base);
@@ -475,6 +490,9 @@ TEST_CASE("codegen: loops over packs of B from L3 copy the next tile as they mul
         REQUIRE(emit_kernel({&plan, c.k, ldb, c.n, "pack ahead"}, &jit, &error));
         const bool copies = has_prefetch(jit->code(), jit->code_size(), 0, 2 * 4 * ldb);
         CHECK_MESSAGE(copies, format_plan(plan));
+        // A copy step is ~80 bytes of code, a kernel loop's four k steps ~300.
+        const size_t closest = closest_prefetches(jit->code(), jit->code_size(), 0, 2 * 4 * ldb);
+        CHECK_MESSAGE((closest < 128) == (m == 17), closest, "\n", format_plan(plan));
         ahead += copies;
       }
   CHECK(ahead == 18);
