@@ -52,7 +52,12 @@ constexpr int64_t kCopyRunsAhead = 2;
 // against one: 6x4096x4096 +16%, 8x +12%, 12x +7%, 8x16384x2048 +11%, 16x1024x4096 +1.6%,
 // 16x and 24x4096x4096, 17x512x1536 within 0.5%; two threads, alternating processes (5
 // rounds, medians) 8x4096x4096 +8%, 6x +9%, 12x +11%, 8x16384x2048 +22%. Up to two a step,
-// 8x16384x2048 2.6% slower than four; up to eight, as four.
+// 8x16384x2048 2.6% slower than four; up to eight, as four. Not where each row read waits on
+// main memory (a stage from there whose next tile is not read ahead): the loop after the
+// body keeps more of those misses in flight than steps among FMAs do (6x2048x8192, 512 KiB
+// tiles: 19% slower spread). Against the packs before this and the look-ahead above, one
+// thread: 6x4096x4096 +46%, 8x +32%, 6x8192x2048 +53%, 8x11008x4096 +39%, 12x2048x8192
+// +22%, 12x1024x4096 +21%, 16x2048x8192 +3%; ten other shapes of 2 to 48 rows within 1%.
 constexpr int64_t kMaxUnitsPerStep = 4;
 
 }  // namespace
@@ -119,10 +124,12 @@ bool PlanEmitter::pack_ahead(const PlanNode &alloc, AheadPack *out) const {
   a.dst_run = 4 * element_offset(dst, ext, pj, pi);
   const double steps = kernel_loop_steps(alloc.children[1]);
   if (steps == 0 || a.strip <= 0 || !cursor_free_body(alloc.children[1])) return false;
-  // Spread over the body's steps, as far as a few panel rows a step go.
+  // Spread over the body's steps, as far as a few panel rows a step go, unless the source
+  // comes from main memory unannounced (see kMaxUnitsPerStep).
   const double units = static_cast<double>(a.runs * (a.run_bytes / 4 / a.strip));
-  a.units_per_step =
-      static_cast<int64_t>(std::clamp(std::ceil(units / steps), 1.0, double{kMaxUnitsPerStep}));
+  if (!streamed(pack, 0) || stream_next_tile_bytes(pack, 0) != 0)
+    a.units_per_step =
+        static_cast<int64_t>(std::clamp(std::ceil(units / steps), 1.0, double{kMaxUnitsPerStep}));
   *out = a;
   return true;
 }
