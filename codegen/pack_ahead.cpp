@@ -48,16 +48,16 @@ constexpr int64_t kCopyRunsAhead = 2;
 // Panel rows per step, at most. At one a step, a body of few rows (8x4096x4096: 48 steps
 // for a 16x128 tile's 128 rows) left most of the copy to the loop after it, whose loads
 // waited on memory with no FMAs beside them: a third of the kernel's samples (perf record).
-// Paired (perf/ab_builds, one thread, Zen 4 VM), spread over the body up to four a step
-// against one: 6x4096x4096 +16%, 8x +12%, 12x +7%, 8x16384x2048 +11%, 16x1024x4096 +1.6%,
-// 16x and 24x4096x4096, 17x512x1536 within 0.5%; two threads, alternating processes (5
-// rounds, medians) 8x4096x4096 +8%, 6x +9%, 12x +11%, 8x16384x2048 +22%. Up to two a step,
-// 8x16384x2048 2.6% slower than four; up to eight, as four. Not where each row read waits on
-// main memory (a stage from there whose next tile is not read ahead): the loop after the
-// body keeps more of those misses in flight than steps among FMAs do (6x2048x8192, 512 KiB
-// tiles: 19% slower spread). Against the packs before this and the look-ahead above, one
-// thread: 6x4096x4096 +46%, 8x +32%, 6x8192x2048 +53%, 8x11008x4096 +39%, 12x2048x8192
-// +22%, 12x1024x4096 +21%, 16x2048x8192 +3%; ten other shapes of 2 to 48 rows within 1%.
+// Paired (perf/ab_builds, one thread, Zen 4 VM), spread up to four a step against one:
+// 6x4096x4096 +16%, 8x +12%, 12x +7%, 8x16384x2048 +11%, 16x1024x4096 +1.6%, 16x and
+// 24x4096x4096, 17x512x1536 within 0.5%; two threads (alternating processes, medians of 5)
+// 8x4096x4096 +8%, 6x +9%, 12x +11%, 8x16384x2048 +22%. Up to two, 8x16384x2048 -2.6%
+// against four; up to eight, as four. But where each row read waits on main memory (a
+// stage from there whose next tile is not read ahead), the loop after the body keeps more
+// of those misses in flight than steps among FMAs do: spread, 6x2048x8192 (512 KiB tiles)
+// ran 19% slower. With the look-ahead (stream_look_ahead), against neither, one thread:
+// 6x4096x4096 +46%, 8x +32%, 6x8192x2048 +53%, 8x11008x4096 +39%, 12x2048x8192 +22%,
+// 12x1024x4096 +21%, 16x2048x8192 +3%; ten other shapes of 2 to 48 rows within 1%.
 constexpr int64_t kMaxUnitsPerStep = 4;
 
 }  // namespace

@@ -490,7 +490,7 @@ TEST_CASE("codegen: loops over packs of B from L3 copy the next tile as they mul
         REQUIRE(emit_kernel({&plan, c.k, ldb, c.n, "pack ahead"}, &jit, &error));
         const bool copies = has_prefetch(jit->code(), jit->code_size(), 0, 2 * 4 * ldb);
         CHECK_MESSAGE(copies, format_plan(plan));
-        // A copy step is ~80 bytes of code, a kernel loop's four k steps ~300.
+        // A copy step is 80-100 bytes of code, a kernel loop's four k steps ~300.
         const size_t closest = closest_prefetches(jit->code(), jit->code_size(), 0, 2 * 4 * ldb);
         CHECK_MESSAGE((closest < 128) == (m == 17), closest, "\n", format_plan(plan));
         ahead += copies;
@@ -617,7 +617,7 @@ TEST_CASE("codegen: tiles of B streamed from main memory into L2 read the next t
           ++(ahead ? looked_ahead : not_ahead);
         }
       }
-      // Its steps copy several panel rows each (back to back in the code: a step is ~100
+      // Its steps copy several panel rows each (back to back in the code: a step is 80-100
       // bytes, a kernel loop's four k steps ~300) where the next tile is on its way into L2,
       // and one where each waits on main memory.
       if (copy_steps)
