@@ -44,6 +44,11 @@
 namespace tessel {
 namespace {
 
+// Source runs a copy step prefetches into L1 ahead of the one it copies; one where the
+// tile's lines are read ahead into L2 (stream_look_ahead) and come from there. Paired
+// (perf/ab_builds, one thread, Zen 4 VM, three runs), one run ahead there against two:
+// 6x4096x4096 +3-6%, 8x +3-4.5%, 12x +2-4.6%, 8x11008x4096 +1-4.5%, 8x16384x2048 +2.7%;
+// two threads within noise (alternating processes); four runs ahead, 3-6% slower.
 constexpr int64_t kCopyRunsAhead = 2;
 // Panel rows per step, at most. At one a step, a body of few rows (8x4096x4096: 48 steps
 // for a 16x128 tile's 128 rows) left most of the copy to the loop after it, whose loads
@@ -152,10 +157,12 @@ bool PlanEmitter::pipelines_pack(int id, int64_t iterations, const Shifts &shift
 
 void PlanEmitter::start_copy_cursor(const AheadPack &a, int64_t next) {
   const int64_t units = a.run_bytes / 4 / a.strip;
+  const std::array<int64_t, 2> l2_ahead = stream_look_ahead(*a.pack, 0, a.src_run);
+  const int64_t runs_ahead = l2_ahead[1] != 0 ? 1 : kCopyRunsAhead;
   load_origin(reg_src, *a.pack, 0);
   add_imm(reg_src, next);
   // The first runs, which no step prefetches (up to 2 KiB of each: the code stays short).
-  for (int64_t r = 0; r < kCopyRunsAhead && r < a.runs; ++r)
+  for (int64_t r = 0; r < runs_ahead && r < a.runs; ++r)
     for (int64_t b = 0; b < std::min<int64_t>(a.run_bytes, 2048); b += 64)
       prefetcht0(mem(reg_src, r * a.src_run + b));
   mov_imm(reg_dst, units);
@@ -166,8 +173,8 @@ void PlanEmitter::start_copy_cursor(const AheadPack &a, int64_t next) {
              a.src_run - units * a.strip * 4,
              a.dst_panel,
              a.dst_run - units * a.dst_panel,
-             kCopyRunsAhead * a.src_run,
-             stream_look_ahead(*a.pack, 0, a.src_run),
+             runs_ahead * a.src_run,
+             l2_ahead,
              a.units_per_step};
 }
 
