@@ -129,10 +129,14 @@ bool PlanEmitter::pack_ahead(const PlanNode &alloc, AheadPack *out) const {
   a.dst_run = 4 * element_offset(dst, ext, pj, pi);
   const double steps = kernel_loop_steps(alloc.children[1]);
   if (steps == 0 || a.strip <= 0 || !cursor_free_body(alloc.children[1])) return false;
-  // Spread over the body's steps, as far as a few panel rows a step go, unless the source
-  // comes from main memory unannounced (see kMaxUnitsPerStep).
+  // Lines read ahead into L2 are prefetched into L1 a run ahead (kCopyRunsAhead), and the
+  // copy is spread over the body's steps, as far as a few panel rows a step go, unless the
+  // source comes from main memory unannounced (kMaxUnitsPerStep).
+  a.l2_ahead = stream_look_ahead(pack, 0, a.src_run);
+  const bool looked_ahead = a.l2_ahead[1] != 0;
+  a.runs_ahead = looked_ahead ? 1 : kCopyRunsAhead;
   const double units = static_cast<double>(a.runs * (a.run_bytes / 4 / a.strip));
-  if (!streamed(pack, 0) || stream_next_tile_bytes(pack, 0) != 0)
+  if (!streamed(pack, 0) || looked_ahead)
     a.units_per_step =
         static_cast<int64_t>(std::clamp(std::ceil(units / steps), 1.0, double{kMaxUnitsPerStep}));
   *out = a;
@@ -157,12 +161,10 @@ bool PlanEmitter::pipelines_pack(int id, int64_t iterations, const Shifts &shift
 
 void PlanEmitter::start_copy_cursor(const AheadPack &a, int64_t next) {
   const int64_t units = a.run_bytes / 4 / a.strip;
-  const std::array<int64_t, 2> l2_ahead = stream_look_ahead(*a.pack, 0, a.src_run);
-  const int64_t runs_ahead = l2_ahead[1] != 0 ? 1 : kCopyRunsAhead;
   load_origin(reg_src, *a.pack, 0);
   add_imm(reg_src, next);
   // The first runs, which no step prefetches (up to 2 KiB of each: the code stays short).
-  for (int64_t r = 0; r < runs_ahead && r < a.runs; ++r)
+  for (int64_t r = 0; r < a.runs_ahead && r < a.runs; ++r)
     for (int64_t b = 0; b < std::min<int64_t>(a.run_bytes, 2048); b += 64)
       prefetcht0(mem(reg_src, r * a.src_run + b));
   mov_imm(reg_dst, units);
@@ -173,8 +175,8 @@ void PlanEmitter::start_copy_cursor(const AheadPack &a, int64_t next) {
              a.src_run - units * a.strip * 4,
              a.dst_panel,
              a.dst_run - units * a.dst_panel,
-             runs_ahead * a.src_run,
-             l2_ahead,
+             a.runs_ahead * a.src_run,
+             a.l2_ahead,
              a.units_per_step};
 }
 

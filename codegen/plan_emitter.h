@@ -252,7 +252,11 @@ class PlanEmitter : public EmitterBase {
     int64_t runs = 0, run_bytes = 0, src_run = 0;
     // The buffer: bytes from one panel to the next and from one run to the next.
     int64_t dst_panel = 0, dst_run = 0, strip = 0;
-    int64_t units_per_step = 1;  // panel rows per step of the cursor
+    // The copy: source runs prefetched into L1 ahead, offsets prefetched into L2
+    // (stream_look_ahead), panel rows per step of the cursor.
+    int64_t runs_ahead = 0;
+    std::array<int64_t, 2> l2_ahead{};
+    int64_t units_per_step = 1;
   };
   bool pack_ahead(const PlanNode &alloc, AheadPack *out) const;
   // Whether loop `id` (moving its operands by `shifts`) packs ahead, and its emission.

@@ -29,7 +29,7 @@ grep -q "specs solved" "$work/plan" || fail "plan prints no search statistics"
 # plan --alternatives: the same tree, each line with the next best action beside it.
 $tessel plan 64 48 80 --alternatives --trans-b >"$work/alternatives" ||
   fail "tessel plan --alternatives failed"
-sed 's/  (next: .*)$//; s/  (no other action)$//' "$work/alternatives" | grep -v "^search:"   >"$work/stripped"
+sed 's/  (next: .*)$//; s/  (no other action)$//' "$work/alternatives" | grep -v "^search:" >"$work/stripped"
 grep -v "^search:" "$work/plan" | cmp -s - "$work/stripped" ||
   fail "plan --alternatives printed another plan"
 grep -q "(next: .* at [0-9.e+]*, +[0-9.]*%)$" "$work/alternatives" ||
