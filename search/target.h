@@ -122,10 +122,14 @@ struct CostCoefficients {
   // solved 4x the specs.
   double fork_join = 2500;
   // How much later than the calling thread a helper starts its tile and is seen to end it,
-  // within fork_join: a cache line's round trip between the cores (485 ns at 3.49 GHz on the
-  // Zen 5 VM). On two threads the caller runs the grid's first tile and the helper its last,
-  // so a first tile up to this much longer costs nothing (parallel_tile.cpp).
-  double helper_lag = 1600;
+  // within fork_join. On two threads the caller runs the grid's first tile and the helper its
+  // last, so a first tile up to this much longer costs nothing (parallel_tile.cpp). Measured
+  // on the Zen 4 VM (rdtsc around each tile, 64^3 and 48^3): the helper starts 0.08-0.10 us
+  // after the loop is published and is seen done 0.06-0.07 us after it ends, ~600 cycles at
+  // 3.6 GHz. At 1600 (485 ns, the Zen 5 VM's, when the team polled after eight PAUSEs) 48^3
+  // split 30 + 18 rows and 64^3 36 + 28, now 26 + 22 and 32 + 32: forced splits, 10 rounds of
+  // alternating processes, 48^3 163 -> 188 GFLOP/s, 64^3 187 -> 204.
+  double helper_lag = 600;
 };
 
 // Tile sizes for one extent, ascending: a prefix of the target's tabulated list, or (for a

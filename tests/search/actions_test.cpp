@@ -102,33 +102,33 @@ TEST_CASE("the threads' tiles of a parallel grid never share a cache line of C")
 }
 
 TEST_CASE("on two threads the caller's tile may be longer than the helper's by its lag") {
-  // The helper starts and is seen done helper_lag after the caller: 64^3 on two threads is
-  // offered 36 + 28 rows (half, plus the rows whose FMAs take half the lag, in pairs), and
+  // The helper starts and is seen done helper_lag after the caller: 48^3 on two threads is
+  // offered 26 + 22 rows (half, plus the rows whose FMAs take half the lag, in pairs), and
   // the first tile's extra FMAs up to the lag cost nothing there. Even tiles and three threads
-  // get no such credit, and the search takes 36 + 28 over 32 + 32.
+  // get no such credit, and the search takes 26 + 22 over 24 + 24.
   const Target t = avx2_target(HostCaches{});
-  const Spec s = matmul_spec(64, 64, 64, false, false, false, 2, t.limits());
+  const Spec s = matmul_spec(48, 48, 48, false, false, false, 2, t.limits());
   std::vector<Action> grids;
   enumerate_parallel_tiles(s, t, grids);
-  const Action lopsided{ActionKind::ParallelTile, 0, 0, 36, 64};
+  const Action lopsided{ActionKind::ParallelTile, 0, 0, 26, 48};
   REQUIRE(std::find(grids.begin(), grids.end(), lopsided) != grids.end());
   auto local = [&](const Spec &spec, int32_t rows) {
     Expansion e;
-    expand_parallel_tile(spec, {ActionKind::ParallelTile, 0, 0, rows, 64}, t, e);
+    expand_parallel_tile(spec, {ActionKind::ParallelTile, 0, 0, rows, 48}, t, e);
     return e.local_cycles;
   };
   const double plain = t.coef.fork_join + t.coef.loop_iteration;
   Spec first = s, last = s;
-  first.dims[0] = 36;
-  last.dims[0] = 28;
+  first.dims[0] = 26;
+  last.dims[0] = 22;
   first.threads = last.threads = 1;
   const double credit = std::min(t.coef.helper_lag, t.fma_bound(first) - t.fma_bound(last));
   CHECK(credit > 0);
-  CHECK(local(s, 36) == doctest::Approx(plain - credit));
-  CHECK(local(s, 32) == doctest::Approx(plain));
+  CHECK(local(s, 26) == doctest::Approx(plain - credit));
+  CHECK(local(s, 24) == doctest::Approx(plain));
   Spec three = s;
   three.threads = 3;
-  CHECK(local(three, 24) == doctest::Approx(plain));  // 24 + 24 + 16: one round
+  CHECK(local(three, 16) == doctest::Approx(plain));  // 16 + 16 + 16: one round
 
   InMemoryMemo memo;
   Solver solver(t, memo);
@@ -136,8 +136,22 @@ TEST_CASE("on two threads the caller's tile may be longer than the helper's by i
   REQUIRE(build_plan(solver, s, &plan));
   const PlanNode &root = plan.nodes[size_t(plan.root)];
   REQUIRE(root.kind == NodeKind::Grid);
-  CHECK(root.step == 36);
-  CHECK(root.children[1] >= 0);  // the helper's 28 rows
+  CHECK(root.step == 26);
+  CHECK(root.children[1] >= 0);  // the helper's 22 rows
+}
+
+TEST_CASE("the lag's lopsided split is offered only where the lag is worth a tenth of the FMAs") {
+  // 64^3 on two threads: half the lag is a row and a half of FMAs, but under a tenth of a
+  // thread's: only the even 32 + 32 is offered, beside the tile sizes.
+  const Target t = avx2_target(HostCaches{});
+  const Spec s = matmul_spec(64, 64, 64, false, false, false, 2, t.limits());
+  std::vector<Action> grids;
+  enumerate_parallel_tiles(s, t, grids);
+  for (int32_t rows : {34, 36})
+    CHECK(std::find(grids.begin(), grids.end(), Action{ActionKind::ParallelTile, 0, 0, rows, 64}) ==
+          grids.end());
+  CHECK(std::find(grids.begin(), grids.end(), Action{ActionKind::ParallelTile, 0, 0, 32, 64}) !=
+        grids.end());
 }
 
 TEST_CASE("a small output over a long reduction may split k among its threads") {
