@@ -17,8 +17,20 @@
 
 namespace tessel::runtime {
 
+// The cost model for this host: its caches, and TESSEL_HELPER_LAG if set (target.h).
+static Target make_host_target() {
+  Target target = avx2_target(read_host_caches());
+  if (config().helper_lag > 0) {
+    target.coef.helper_lag = config().helper_lag;
+    if (config().verbose)
+      std::fprintf(stderr, "tessel: helper lag %d cycles (TESSEL_HELPER_LAG)\n",
+                   config().helper_lag);
+  }
+  return target;
+}
+
 const Target &host_target() {
-  static const Target target = avx2_target(read_host_caches());
+  static const Target target = make_host_target();
   return target;
 }
 

@@ -60,6 +60,7 @@ static Config load() {
   cache_dir(c);
   c.db_max_mb = env_integer("TESSEL_DB_MAX_MB", 256, 1, 1 << 20);
   c.search_helper = env_integer("TESSEL_SEARCH_THREADS", hw >= 2 ? 2 : 1, 1, 2) == 2;
+  c.helper_lag = static_cast<int>(env_integer("TESSEL_HELPER_LAG", 0, 1, 1000000));
   return c;
 }
 

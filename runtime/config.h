@@ -10,6 +10,8 @@
 //                             $HOME/.cache/tessel)
 //   TESSEL_DB_MAX_MB          stop adding to it past this size (default 256)
 //   TESSEL_SEARCH_THREADS=1|2 threads for one long search (default 2 with 2+ cores)
+//   TESSEL_HELPER_LAG=cycles  the cost model's helper lag (search/target.h; perf/fork_join
+//                             measures it)
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -30,6 +32,7 @@ struct Config {
   std::string cache_dir_problem;
   long db_max_mb = 256;
   bool search_helper = false;  // a SearchHelper thread joins long searches
+  int helper_lag = 0;          // cycles; 0: the cost model's own
 };
 
 const Config &config();

@@ -123,13 +123,16 @@ struct CostCoefficients {
   double fork_join = 2500;
   // How much later than the calling thread a helper starts its tile and is seen to end it,
   // within fork_join. On two threads the caller runs the grid's first tile and the helper its
-  // last, so a first tile up to this much longer costs nothing (parallel_tile.cpp). Measured
-  // on the Zen 4 VM (rdtsc around each tile, 64^3 and 48^3): the helper starts 0.08-0.10 us
-  // after the loop is published and is seen done 0.06-0.07 us after it ends, ~600 cycles at
-  // 3.6 GHz. At 1600 (485 ns, the Zen 5 VM's, when the team polled after eight PAUSEs) 48^3
-  // split 30 + 18 rows and 64^3 36 + 28, now 26 + 22 and 32 + 32: forced splits, 10 rounds of
-  // alternating processes, 48^3 163 -> 188 GFLOP/s, 64^3 187 -> 204.
-  double helper_lag = 600;
+  // last, so a first tile up to this much longer costs nothing (parallel_tile.cpp). It
+  // follows how fast two cores trade a cache line: 240 ns on the Zen 5 VM (a lag of 1600
+  // measured there, when the team still polled after eight PAUSEs), ~30 ns on the Zen 4 VM,
+  // where perf/fork_join (which prints it) gives 780-800 cycles and 64^3 and 48^3 start their
+  // helper 0.08-0.10 us late and see it done 0.06-0.07 us late (rdtsc around each tile).
+  // There, at 1600 48^3 split 30 + 18 rows and 64^3 36 + 28, at 800 26 + 22 and 32 + 32:
+  // forced splits, 10 rounds of alternating processes, 48^3 30+18 163, 28+20 176, 26+22 188,
+  // 24+24 190 GFLOP/s; 64^3 36+28 187, 34+30 200, 32+32 204. TESSEL_HELPER_LAG sets it for a
+  // host whose cores are farther apart.
+  double helper_lag = 800;
 };
 
 // Tile sizes for one extent, ascending: a prefix of the target's tabulated list, or (for a

@@ -35,6 +35,21 @@ grep -v "^search:" "$work/plan" | cmp -s - "$work/stripped" ||
 grep -q "(next: .* at [0-9.e+]*, +[0-9.]*%)$" "$work/alternatives" ||
   fail "plan --alternatives names no next best action"
 
+# TESSEL_HELPER_LAG sets the cost model's helper lag (TESSEL_VERBOSE says so), and two-thread
+# plans follow it: 64^3 splits 36 + 28 rows at a lag of 1600 cycles (worth a tenth of its
+# FMAs), 32 + 32 at 600. A bad value is named and not used.
+for lag_rows in 1600:36 600:32; do
+  TESSEL_HELPER_LAG=${lag_rows%:*} TESSEL_VERBOSE=1 $tessel plan 64 64 64 --threads 2 \
+    >"$work/lag" 2>"$work/lag_err" || fail "tessel plan with TESSEL_HELPER_LAG=${lag_rows%:*} failed"
+  head -1 "$work/lag" | grep -q "^parallel grid of ${lag_rows#*:}x64 tiles" ||
+    fail "TESSEL_HELPER_LAG=${lag_rows%:*}: 64^3 not split at ${lag_rows#*:} rows"
+  grep -q "helper lag ${lag_rows%:*} cycles (TESSEL_HELPER_LAG)" "$work/lag_err" ||
+    fail "TESSEL_HELPER_LAG=${lag_rows%:*} not reported"
+done
+TESSEL_HELPER_LAG=soon TESSEL_VERBOSE=1 $tessel plan 8 8 8 >/dev/null 2>"$work/lag_err"
+grep -q "ignoring TESSEL_HELPER_LAG=soon" "$work/lag_err" || fail "a bad TESSEL_HELPER_LAG not named"
+grep -q "helper lag" "$work/lag_err" && fail "a bad TESSEL_HELPER_LAG was used"
+
 # run, with dumps, a perf map and verbose lines.
 mkdir -p "$work/dumps"
 TESSEL_DUMP_DIR="$work/dumps" TESSEL_PERF_MAP=1 TESSEL_VERBOSE=1 \
