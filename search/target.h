@@ -119,7 +119,10 @@ struct CostCoefficients {
   // 27x81x58, 64x32x64 and 80x16x80, 11-24% faster on two threads even when the fork and join took
   // 0.72 us (medians of 7 alternating runs: 48^3 113.8 -> 130.7 GFLOP/s, 27x81x58 109.6 -> 131.2),
   // and 32^3 and 17x33x65 stay on one. Lower, more splits survive the bounds: at 1500, 17x33x65
-  // solved 4x the specs.
+  // solved 4x the specs. Since the team polls after each PAUSE the Zen 4 VM measures 0.20-0.24
+  // us (780-860 cycles at 3.69 GHz); at 800 no benchmark shape's plan changes (one or two
+  // threads) while two-thread searches of small shapes solve up to 4x the specs (32^3 2.1 ->
+  // 9.4 ms, 17x33x65 12 -> 43 ms), so it stays at 2500.
   double fork_join = 2500;
   // How much later than the calling thread a helper starts its tile and is seen to end it,
   // within fork_join. On two threads the caller runs the grid's first tile and the helper its
