@@ -116,6 +116,10 @@ void EmitterBase::xbyak_vfmadd231ps(Vreg dst, Vreg a, Vreg b) {
   Xbyak::CodeGenerator::vfmadd231ps(Xbyak::Ymm(dst), Xbyak::Ymm(a), Xbyak::Ymm(b));
 }
 
+void EmitterBase::xbyak_vfmadd231ps(Vreg dst, Vreg a, const Mem &src) {
+  Xbyak::CodeGenerator::vfmadd231ps(Xbyak::Ymm(dst), Xbyak::Ymm(a), Xbyak::Address(src));
+}
+
 void EmitterBase::xbyak_vmulps(Vreg dst, Vreg a, Vreg b) {
   Xbyak::CodeGenerator::vmulps(Xbyak::Ymm(dst), Xbyak::Ymm(a), Xbyak::Ymm(b));
 }

@@ -159,6 +159,10 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
     if (!vex_registers(x86::kVfmadd231ps, true, dst.idx, a.idx, b.idx))
       xbyak_vfmadd231ps(dst, a, b);
   }
+  // dst += a * src
+  void vfmadd231ps(Vreg dst, Vreg a, const Mem &src) {
+    if (!vex_memory(x86::kVfmadd231ps, true, dst.idx, a.idx, src)) xbyak_vfmadd231ps(dst, a, src);
+  }
   void vmulps(Vreg dst, Vreg a, Vreg b) {
     if (!vex_registers(x86::kVmulps, true, dst.idx, a.idx, b.idx)) xbyak_vmulps(dst, a, b);
   }
@@ -272,6 +276,7 @@ class EmitterBase : private XbyakErrorReset, public Xbyak::CodeGenerator {
   void xbyak_vmaskmovps(Vreg dst, Vreg mask, const Mem &src);
   void xbyak_vfmadd213ps(Vreg dst, Vreg a, const Mem &src);
   void xbyak_vfmadd231ps(Vreg dst, Vreg a, Vreg b);
+  void xbyak_vfmadd231ps(Vreg dst, Vreg a, const Mem &src);
   void xbyak_vmulps(Vreg dst, Vreg a, Vreg b);
   void xbyak_vxorps(Vreg dst, Vreg a, Vreg b);
   void prefetch(x86::PrefetchHint hint, const Mem &m) {

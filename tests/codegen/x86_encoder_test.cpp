@@ -135,6 +135,11 @@ TEST_CASE("codegen: direct VEX memory forms equal Xbyak's bytes for every base a
               name("vfmadd213ps load", r, a, base, disp),
               [&](EmitterBase &e) { e.vfmadd213ps(Vreg{r}, Vreg{a}, m); },
               [&](Xbyak::CodeGenerator &x) { x.vfmadd213ps(Y(r), Y(a), at(base, disp)); });
+        for (int a : {0, 7, 8, 15, (r + 5) % 16})
+          c.check(
+              name("vfmadd231ps load", r, a, base, disp),
+              [&](EmitterBase &e) { e.vfmadd231ps(Vreg{r}, Vreg{a}, m); },
+              [&](Xbyak::CodeGenerator &x) { x.vfmadd231ps(Y(r), Y(a), at(base, disp)); });
         // The Xbyak-typed overloads, ymm and xmm.
         c.check(
             name("vmovups ymm load", r, base, -1, disp),
