@@ -1,7 +1,8 @@
 // Two builds of libtessel in one process, timed in alternation: the way to see a change of a
 // few percent on a machine whose speed drifts by more than that from minute to minute.
 //
-//   ab_builds OLD.so NEW.so [--threads T] [--aligned] [--alpha A] [--beta B] M K N [M K N ...]
+//   ab_builds OLD.so NEW.so [--threads T] [--aligned] [--trans-b] [--alpha A] [--beta B]
+//             M K N [M K N ...]
 //
 // Each library is loaded with dlopen(RTLD_LOCAL), so each keeps its own registry and
 // statics. Per shape: 201 rounds, each timing a batch of calls with one build then the
@@ -9,7 +10,8 @@
 // the median of the per-round ratios old/new with its quartiles: above 1 means the new
 // build is faster. Operands sit 16 bytes past a page boundary, as big mallocs place them
 // (and the peer benchmark's std::vectors of 128 KiB or more: smaller ones sit wherever the
-// heap has room), unless --aligned. The memo database is off
+// heap has room), unless --aligned. --trans-b stores B as n x k (a Linear layer's weight,
+// C = A W^T). The memo database is off
 // (TESSEL_DB=off): this times kernels, not first calls. For an A/A check of the machine's
 // noise, give two copies of one library: dlopen loads one path only once. With --threads
 // above 1 the two builds share oneTBB's workers and the one loaded first is favoured (A/A at
@@ -79,7 +81,7 @@ double median(std::vector<double> v) {
 
 int main(int argc, char **argv) {
   int threads = 1;
-  bool aligned = false;
+  bool aligned = false, trans_b = false;
   float alpha = 1.0f, beta = 0.0f;
   std::vector<int64_t> dims;
   std::vector<const char *> libraries;
@@ -92,6 +94,8 @@ int main(int argc, char **argv) {
       beta = std::strtof(argv[++i], nullptr);
     } else if (!std::strcmp(argv[i], "--aligned")) {
       aligned = true;
+    } else if (!std::strcmp(argv[i], "--trans-b")) {
+      trans_b = true;
     } else if (libraries.size() < 2) {
       libraries.push_back(argv[i]);
     } else {
@@ -100,8 +104,8 @@ int main(int argc, char **argv) {
   }
   if (libraries.size() != 2 || dims.empty() || dims.size() % 3 != 0 || threads < 1) {
     std::fprintf(stderr,
-                 "usage: %s OLD.so NEW.so [--threads T] [--aligned] [--alpha A] [--beta B] M K N "
-                 "[M K N ...]\n",
+                 "usage: %s OLD.so NEW.so [--threads T] [--aligned] [--trans-b] [--alpha A] "
+                 "[--beta B] M K N [M K N ...]\n",
                  argv[0]);
     return 2;
   }
@@ -133,8 +137,8 @@ int main(int argc, char **argv) {
     auto batch = [&](const Build &build) {
       const auto t0 = std::chrono::steady_clock::now();
       for (int64_t i = 0; i < calls; ++i)
-        build.sgemm(TESSEL_ROW_MAJOR, TESSEL_NO_TRANS, TESSEL_NO_TRANS, m, n, k, alpha, a.data, k,
-                    b.data, n, beta, c.data, n);
+        build.sgemm(TESSEL_ROW_MAJOR, TESSEL_NO_TRANS, trans_b ? TESSEL_TRANS : TESSEL_NO_TRANS, m,
+                    n, k, alpha, a.data, k, b.data, trans_b ? k : n, beta, c.data, n);
       return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0)
                  .count() /
              double(calls);
