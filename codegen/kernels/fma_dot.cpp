@@ -11,6 +11,7 @@
 //     m >  n:  temp(0..n-1) = B's columns,        temp(n) = each A row in turn
 //   loads of k < 8 lanes zero the rest (load_edge); edge mask = the next temporary, when k
 //   needs one (edge_needs_mask)
+//   one vector held and k == 8: each FMA reads its streamed vector from memory
 #include "kernels/kernel_emitters.h"
 
 namespace tessel {
@@ -64,7 +65,14 @@ void emit_fma_dot(PlanEmitter &e, const PlanNode &n) {
     return operand == 0 ? e.element(n, 0, x, 0) : e.element(n, 1, 0, x);
   };
   for (int h = 0; h < held; ++h) load(e.temp(h), vector(operand_held, h));
+  // With one vector held, each streamed vector meets it once: its FMA reads it from memory
+  // (as one-row broadcast tiles do), unless only k < 8 of its lanes may be read.
+  const bool fused = held == 1 && !cfg.masked;
   for (int p = 0; p < passes; ++p) {
+    if (fused) {  // a 1 x n or m x 1 tile: element p is pass p's
+      e.vfmadd231ps(e.tile(p), e.temp(0), vector(1 - operand_held, p));
+      continue;
+    }
     load(streamed, vector(1 - operand_held, p));
     for (int h = 0; h < held; ++h)
       e.vfmadd231ps(e.tile(hold_rows ? h * cols + p : p * cols + h), e.temp(h), streamed);
