@@ -13,8 +13,9 @@
 //   bcast = temp(nv), edge mask = temp(nv + 1) (when the edge needs one, edge_needs_mask)
 //
 // The B vectors are loaded once and reused by every row; each row's A element is broadcast
-// once and feeds nv FMAs. A single row's FMAs take B straight from memory instead (m = 1).
-// The loop around this kernel folds k into displacements.
+// once and feeds nv FMAs. A single row's FMAs take B straight from memory instead: only a
+// partial last vector is loaded (into temp(0)), and bcast and the mask follow the temps
+// held. The loop around this kernel folds k into displacements.
 #include "kernels/kernel_emitters.h"
 
 namespace tessel {
