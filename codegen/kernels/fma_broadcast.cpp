@@ -55,7 +55,8 @@ void emit_fma_broadcast(PlanEmitter &e, const PlanNode &n) {
   // (paired, one thread: 1x2048x16384 +2.4%, 1x4096x11008 +3.5%, GEMVs from cache within 1%).
   // Only a partial last vector, which a whole-vector operand would overrun, takes a temp.
   const bool fused = cfg.rows == 1;
-  const auto in_temp = [&](int v) { return !fused || (cfg.edge && v == cfg.vectors - 1); };
+  const auto partial = [&](int v) { return cfg.edge && v == cfg.vectors - 1; };
+  const auto in_temp = [&](int v) { return !fused || partial(v); };
   const auto temp_of = [&](int v) { return e.temp(fused ? 0 : v); };
   const int held = fused ? (cfg.edge ? 1 : 0) : cfg.vectors;
   if (!e.reserve_temps(held + 1 + (masked ? 1 : 0), "f32_fma_bcast")) return;
@@ -71,7 +72,7 @@ void emit_fma_broadcast(PlanEmitter &e, const PlanNode &n) {
     }
     if (!in_temp(v)) continue;
     const Mem src = e.element(n, 1, 0, int64_t{v} * lanes);
-    if (cfg.edge && v == cfg.vectors - 1) {
+    if (partial(v)) {
       e.load_edge(temp_of(v), mask, src, cfg.edge);
     } else {
       e.vmovups(temp_of(v), src);
