@@ -421,12 +421,9 @@ int Target::kernel_registers(KernelId k, const Spec &s) const {
       // so, the search took one-row tiles up to 96 wide as the rows of taller problems,
       // re-reading B for each (2x1024x1024 -34%, 8x4096x4096 -4%); with one-row tiles barred
       // from repeating over rows, GEMVs from cache lost 2-4% for 1-5% over main memory.
-      // libxsmm's order instead (each row's broadcast held, B through one register: 3x32 in
-      // 16) gained where B was a panel just packed into L1 (8x4096x4096 +5%), but lost on a
-      // user B 16 bytes past a line (96x256x96 -15%, aligned -2%) and where the search, at
-      // a modelled cost 0.6% lower, packed B into L2 and staged it into L1 (16x2048x2048 -14%;
-      // -3% when a pack also counts a source staged to its own level, pack.cpp, which alone
-      // cost 256^3 and 1024^3 2-3%).
+      // libxsmm's order (rows' broadcasts held, B through one register: 3x32 fits) is not
+      // offered: +5% at 8x4096x4096, but -15% on a user B 16 bytes past a line (96x256x96)
+      // and -14% where near-tie plans staged an L2 panel of B into L1 (16x2048x2048).
       return static_cast<int>(m) * nv + nv + 1 + n_mask;
     case KernelId::FmaScalar:
       return static_cast<int>(m) + 2;

@@ -58,6 +58,9 @@ void emit_fma_broadcast(PlanEmitter &e, const PlanNode &n) {
   const auto partial = [&](int v) { return cfg.edge && v == cfg.vectors - 1; };
   const auto in_temp = [&](int v) { return !fused || partial(v); };
   const auto temp_of = [&](int v) { return e.temp(fused ? 0 : v); };
+  const auto b_vector = [&](int v, int64_t ahead = 0) {
+    return e.element(n, 1, 0, int64_t{v} * lanes, ahead);
+  };
   const int held = fused ? (cfg.edge ? 1 : 0) : cfg.vectors;
   if (!e.reserve_temps(held + 1 + (masked ? 1 : 0), "f32_fma_bcast")) return;
   const Vreg bcast = e.temp(held), mask = e.temp(held + 1);
@@ -67,15 +70,14 @@ void emit_fma_broadcast(PlanEmitter &e, const PlanNode &n) {
     // Per 64 bytes of the B row: the line a little ahead into L1, the same line of the next
     // tile into L2.
     if (v % 2 == 0) {
-      if (prefetch > 0) e.prefetcht0(e.element(n, 1, 0, int64_t{v} * lanes, prefetch));
-      if (next_tile != 0) e.prefetcht1(e.element(n, 1, 0, int64_t{v} * lanes, next_tile));
+      if (prefetch > 0) e.prefetcht0(b_vector(v, prefetch));
+      if (next_tile != 0) e.prefetcht1(b_vector(v, next_tile));
     }
     if (!in_temp(v)) continue;
-    const Mem src = e.element(n, 1, 0, int64_t{v} * lanes);
     if (partial(v)) {
-      e.load_edge(temp_of(v), mask, src, cfg.edge);
+      e.load_edge(temp_of(v), mask, b_vector(v), cfg.edge);
     } else {
-      e.vmovups(temp_of(v), src);
+      e.vmovups(temp_of(v), b_vector(v));
     }
   }
   for (int64_t i = 0; i < cfg.rows; ++i) {
@@ -85,7 +87,7 @@ void emit_fma_broadcast(PlanEmitter &e, const PlanNode &n) {
       if (in_temp(v)) {
         e.vfmadd231ps(acc, bcast, temp_of(v));
       } else {
-        e.vfmadd231ps(acc, bcast, e.element(n, 1, 0, int64_t{v} * lanes));
+        e.vfmadd231ps(acc, bcast, b_vector(v));
       }
     }
   }
