@@ -1,16 +1,20 @@
 #!/usr/bin/python3
 """tessel beside OpenBLAS, BLIS, oneDNN, libxsmm and Eigen, each forced to AVX2.
 
-    perf/peers.py BIN_DIR SHAPES OUT_DIR [--rounds R] [--threads 1,2]
+    perf/peers.py BIN_DIR SHAPES OUT_DIR [--rounds R] [--threads 1,2] [--tessel-lib SO]
 
 For every shape, thread count and round, every library runs in its own fresh process, in an
 order that rotates from shape to shape (this machine is noisy: libraries are interleaved, not
 run one after the other). A library's number for a shape is the median over rounds of its
 per-process median GFLOP/s; tessel's ratio to each peer is also taken round by round (both
-runs of a round are minutes closer than the rounds' medians) and its median reported.
-Writes OUT_DIR/peers.csv (every measurement), OUT_DIR/peers.md (tables: GFLOP/s, tessel over
-the best peer, percent of the FMA peak or, for M = 1, of the read bandwidth measured beside
-it) and OUT_DIR/peers.png (gnuplot, when installed).
+runs of a round are minutes closer than the rounds' medians) and its median reported. On one
+thread, each peer is also timed against tessel in one process (`peer_<lib> --against`, tessel
+from --tessel-lib, by default BIN_DIR/../lib/libtessel.so): batches of the two alternate
+~100 us apart, so their ratio is the closest comparison the machine allows.
+Writes OUT_DIR/peers.csv (every measurement), OUT_DIR/peers_in_process.csv (the one-process
+pairs), OUT_DIR/peers.md (tables: GFLOP/s, tessel over the best peer, percent of the FMA peak
+or, for M = 1, of the read bandwidth measured beside it) and OUT_DIR/peers.png (gnuplot, when
+installed).
 """
 import argparse
 import math
@@ -59,7 +63,10 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--tessel-lib")
     args = ap.parse_args()
+    tessel_lib = os.path.abspath(args.tessel_lib or
+                                 os.path.join(args.bin, os.pardir, "lib", "libtessel.so"))
     os.makedirs(args.out, exist_ok=True)
     libs = [l for l in LIBRARIES if os.path.exists(os.path.join(args.bin, "peer_" + l))]
     shapes = read_shapes(args.shapes)
@@ -107,6 +114,24 @@ def main():
                                 [os.path.join(args.bin, "bandwidth"), str(t)], {})))
             print(f"round {rnd + 1}/{args.rounds} done", flush=True)
 
+    # Each peer against tessel in one process, one thread (peer_main.cpp: two libraries' worker
+    # threads would contend for the cores): shape -> [(median ratio, q1, q3, peer)].
+    in_process = {}
+    if 1 in thread_counts and os.path.exists(tessel_lib):
+        with open(os.path.join(args.out, "peers_in_process.csv"), "w") as csv:
+            csv.write("library,threads,M,K,N,library_gflops,tessel_gflops,median_ratio,q1,q3\n")
+            for lib in libs:
+                if lib == "tessel":
+                    continue
+                dims = [str(x) for shape in shapes for x in shape]
+                for line in run([os.path.join(args.bin, "peer_" + lib), "--against", tessel_lib] +
+                                dims, environment(1, cache)).splitlines():
+                    csv.write(line + "\n")
+                    f = line.split(",")
+                    in_process.setdefault(tuple(int(x) for x in f[2:5]), []).append(
+                        (float(f[7]), float(f[8]), float(f[9]), lib))
+        print("one-process pairs done", flush=True)
+
     with open(os.path.join(args.out, "peers.csv"), "w") as csv:
         csv.write("library,threads,M,K,N,median_gflops,min_gflops,max_gflops,max_error\n")
         for r in rows:
@@ -135,10 +160,12 @@ def main():
     for t in thread_counts:
         md.append(f"\n## {t} thread{'s' if t > 1 else ''}: GFLOP/s (median of {args.rounds} "
                   "rounds)\n")
+        one_process = t == 1 and bool(in_process)
         md.append("| M | K | N | " + " | ".join(libs) +
-                  " | best peer | tessel / best | paired (range) | tessel % of bound |")
-        md.append("|---" * (3 + len(libs) + 4) + "|")
-        ratios, paired_ratios = [], []
+                  " | best peer | tessel / best | paired (range) | " +
+                  ("in one process (q1-q3) | " if one_process else "") + "tessel % of bound |")
+        md.append("|---" * (3 + len(libs) + 4 + one_process) + "|")
+        ratios, paired_ratios, process_ratios = [], [], []
         for shape in shapes:
             m, k, n = shape
             values = {lib: median_of(lib, t, shape) for lib in libs}
@@ -153,12 +180,18 @@ def main():
                 bound, kind = statistics.median(streams[(t, shape)]) / 2, "bandwidth"
             else:
                 bound, kind = statistics.median(loops[(t, shape)]), "FMA peak"
-            lo, hi = spread("tessel", t, shape)
+            together = ""
+            if one_process:
+                # The peer tessel fares worst against, in one process.
+                worst = min(in_process.get(shape, []), default=None)
+                process_ratios.append(worst[0] if worst else float("nan"))
+                together = (f" | {worst[0]:.3f} vs {worst[3]} ({worst[1]:.3f}-{worst[2]:.3f})"
+                            if worst else " | -")
             md.append(f"| {m} | {k} | {n} | " +
                       " | ".join(f"{values[l]:.1f}" for l in libs) +
                       f" | {best} {peers[best]:.1f} | {ratio:.2f} | " +
                       (f"{closest[0]:.2f} vs {closest[3]} ({closest[1]:.2f}-{closest[2]:.2f})"
-                       if closest else "-") +
+                       if closest else "-") + together +
                       f" | {100 * values['tessel'] / bound:.0f}% of {kind} |")
             plot_rows.append((t, f"{m}x{k}x{n}", [100 * values[l] / bound for l in libs]))
         geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
@@ -168,6 +201,11 @@ def main():
                   f"shapes. Paired by round (each shape's lowest median ratio to any one peer): "
                   f"geometric mean **{paired_geomean:.2f}**, at least 1 on "
                   f"{sum(r >= 1 for r in paired_ratios)} of {len(paired_ratios)} shapes.")
+        if one_process:
+            geo = math.exp(sum(math.log(r) for r in process_ratios) / len(process_ratios))
+            md.append(f"In one process (each shape's lowest median ratio to any one peer): "
+                      f"geometric mean **{geo:.2f}**, at least 1 on "
+                      f"{sum(r >= 1 for r in process_ratios)} of {len(process_ratios)} shapes.")
 
     # First calls in fresh processes: library initialization, code generation and the call.
     md.append("\n## First call in a fresh process (microseconds, 1 thread)\n")
