@@ -19,7 +19,11 @@ namespace {
 // 34.7 GB/s; interleaved in 4 chunks 41.1, in 6 37.9, in 8 37.1, in 2 25-29; a plain sum of
 // the array in 8 runs 42.1. Software prefetches a few lines ahead cost the 4 runs 12%. On
 // the Zen 4 VM the C model read 6 chunks ~8% faster than 4, but the emitted kernels with 6
-// or 8 differed from 4 by no more than the noise (perf/ab_builds: -3% to +3%).
+// or 8 differed from 4 by no more than the noise (perf/ab_builds: -3% to +3%). There, with
+// B 16 bytes past a line (as malloc places big arrays), the k split the search would take
+// without this action (8 whole rows of B at a time) ran 1x2048x16384 6.5% faster once its
+// 512-byte stream prefetches were dropped (20% slower with them), but 1x4096x4096 10% and
+// 1x16384x2048 15% slower; in the C model misalignment cost the 4 chunks 9%, 8 rows 2%.
 constexpr int32_t kInterleavedRuns = 4;
 
 bool interleave_offered(const Spec &s) {
