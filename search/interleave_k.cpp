@@ -22,8 +22,9 @@ namespace {
 // or 8 differed from 4 by no more than the noise (perf/ab_builds: -3% to +3%). There, with
 // B 16 bytes past a line (as malloc places big arrays), the k split the search would take
 // without this action (8 whole rows of B at a time) ran 1x2048x16384 6.5% faster once its
-// 512-byte stream prefetches were dropped (20% slower with them), but 1x4096x4096 10% and
-// 1x16384x2048 15% slower; in the C model misalignment cost the 4 chunks 9%, 8 rows 2%.
+// 512-byte stream prefetches were dropped (20% slower with them; with B aligned, alike:
+// 0.96-1.01), but 1x4096x4096 10% and 1x16384x2048 15% slower. C models of the two moved
+// between a tie and 8 rows 5-11% ahead with the host's load, aligned or not.
 constexpr int32_t kInterleavedRuns = 4;
 
 bool interleave_offered(const Spec &s) {
