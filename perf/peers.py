@@ -120,10 +120,10 @@ def main():
     if 1 in thread_counts and os.path.exists(tessel_lib):
         with open(os.path.join(args.out, "peers_in_process.csv"), "w") as csv:
             csv.write("library,threads,M,K,N,library_gflops,tessel_gflops,median_ratio,q1,q3\n")
+            dims = [str(x) for shape in shapes for x in shape]
             for lib in libs:
                 if lib == "tessel":
                     continue
-                dims = [str(x) for shape in shapes for x in shape]
                 for line in run([os.path.join(args.bin, "peer_" + lib), "--against", tessel_lib] +
                                 dims, environment(1, cache)).splitlines():
                     csv.write(line + "\n")
@@ -140,10 +140,6 @@ def main():
     def median_of(lib, t, shape):
         values = [r[5] for r in rows if r[0] == lib and r[1] == t and r[2:5] == shape]
         return statistics.median(values) if values else float("nan")
-
-    def spread(lib, t, shape):
-        values = [r[5] for r in rows if r[0] == lib and r[1] == t and r[2:5] == shape]
-        return min(values), max(values)
 
     # tessel over one peer, paired by round: each round runs every library back to back, so
     # the ratio of two runs of one round cancels most of the machine's drift between rounds
