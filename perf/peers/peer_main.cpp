@@ -11,7 +11,9 @@
 // `peer_<lib> --against LIBTESSEL.so M K N [M K N ...]` times the library and tessel (loaded
 // from LIBTESSEL.so) in this one process, one thread each, on the same operands: each sample
 // is a batch of one then a batch of the other (the order alternates), so the pair shares the
-// machine's state of that moment, which separate processes minutes apart do not. Prints:
+// machine's state of that moment, which separate processes minutes apart do not; pairs for at
+// least 1 s (at least 15, at most 200: over eight pairs of ~20 ms calls, 1024^3's median ratio
+// still moved by 5% from run to run). Prints:
 //   library,1,M,K,N,library median GFLOP/s,tessel median GFLOP/s,median tessel/library,q1,q3
 // One thread only: two libraries' worker threads would wait for work on the same two cores
 // (OpenMP's spin before they sleep), each slowing the other.
@@ -183,7 +185,9 @@ int main(int argc, char **argv) {
     const int64_t tessel_reps = against ? warm_up(s, tessel) : 0;
     std::vector<double> rates, tessel_rates, ratios;
     const auto start = Clock::now();
-    while (rates.size() < 5 || (seconds_since(start) < 0.3 && rates.size() < 200)) {
+    const size_t at_least = against ? 15 : 5;
+    const double seconds = against ? 1.0 : 0.3;
+    while (rates.size() < at_least || (seconds_since(start) < seconds && rates.size() < 200)) {
       if (!against) {
         rates.push_back(batch(s, peer, reps));
         continue;
