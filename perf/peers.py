@@ -49,6 +49,15 @@ def read_shapes(path):
     return shapes
 
 
+def geomean(ratios):
+    return math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+
+
+def summary(ratios):
+    return (f"geometric mean **{geomean(ratios):.2f}**, at least 1 on "
+            f"{sum(r >= 1 for r in ratios)} of {len(ratios)} shapes")
+
+
 def run(cmd, env):
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
@@ -190,18 +199,13 @@ def main():
                        if closest else "-") + together +
                       f" | {100 * values['tessel'] / bound:.0f}% of {kind} |")
             plot_rows.append((t, f"{m}x{k}x{n}", [100 * values[l] / bound for l in libs]))
-        geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-        paired_geomean = math.exp(sum(math.log(r) for r in paired_ratios) / len(paired_ratios))
-        md.append(f"\nGeometric mean of tessel / best peer: **{geomean:.2f}**; tessel at least "
-                  f"equal to the best peer on {sum(r >= 1 for r in ratios)} of {len(ratios)} "
-                  f"shapes. Paired by round (each shape's lowest median ratio to any one peer): "
-                  f"geometric mean **{paired_geomean:.2f}**, at least 1 on "
-                  f"{sum(r >= 1 for r in paired_ratios)} of {len(paired_ratios)} shapes.")
+        md.append(f"\nGeometric mean of tessel / best peer: **{geomean(ratios):.2f}**; tessel at "
+                  f"least equal to the best peer on {sum(r >= 1 for r in ratios)} of "
+                  f"{len(ratios)} shapes. Paired by round (each shape's lowest median ratio to "
+                  f"any one peer): {summary(paired_ratios)}.")
         if one_process:
-            geo = math.exp(sum(math.log(r) for r in process_ratios) / len(process_ratios))
-            md.append(f"In one process (each shape's lowest median ratio to any one peer): "
-                      f"geometric mean **{geo:.2f}**, at least 1 on "
-                      f"{sum(r >= 1 for r in process_ratios)} of {len(process_ratios)} shapes.")
+            md.append("In one process (each shape's lowest median ratio to any one peer): " +
+                      summary(process_ratios) + ".")
 
     # First calls in fresh processes: library initialization, code generation and the call.
     md.append("\n## First call in a fresh process (microseconds, 1 thread)\n")

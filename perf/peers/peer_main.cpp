@@ -183,23 +183,20 @@ int main(int argc, char **argv) {
     if (error < 0 || (against && checked_first_call(s, tessel, "tessel") < 0)) return 1;
     const int64_t reps = warm_up(s, peer);
     const int64_t tessel_reps = against ? warm_up(s, tessel) : 0;
-    std::vector<double> rates, tessel_rates, ratios;
+    std::vector<double> rates, tessel_rates;
     const auto start = Clock::now();
     const size_t at_least = against ? 15 : 5;
     const double seconds = against ? 1.0 : 0.3;
     while (rates.size() < at_least || (seconds_since(start) < seconds && rates.size() < 200)) {
-      if (!against) {
-        rates.push_back(batch(s, peer, reps));
-        continue;
-      }
-      const bool tessel_first = rates.size() % 2;
-      const double first = tessel_first ? batch(s, tessel, tessel_reps) : batch(s, peer, reps);
-      const double second = tessel_first ? batch(s, peer, reps) : batch(s, tessel, tessel_reps);
-      rates.push_back(tessel_first ? second : first);
-      tessel_rates.push_back(tessel_first ? first : second);
-      ratios.push_back(tessel_rates.back() / rates.back());
+      // A pair is a batch of each, tessel first in every other pair.
+      if (against && rates.size() % 2) tessel_rates.push_back(batch(s, tessel, tessel_reps));
+      rates.push_back(batch(s, peer, reps));
+      if (against && tessel_rates.size() < rates.size())
+        tessel_rates.push_back(batch(s, tessel, tessel_reps));
     }
     if (against) {
+      std::vector<double> ratios(rates.size());
+      for (size_t j = 0; j < rates.size(); ++j) ratios[j] = tessel_rates[j] / rates[j];
       std::printf("%s,1,%lld,%lld,%lld,%.2f,%.2f,%.4f,%.4f,%.4f\n", peer_name(), (long long)s.m,
                   (long long)s.k, (long long)s.n, quantile(rates, 0.5), quantile(tessel_rates, 0.5),
                   quantile(ratios, 0.5), quantile(ratios, 0.25), quantile(ratios, 0.75));
