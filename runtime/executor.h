@@ -6,20 +6,19 @@
 
 namespace tessel::runtime {
 
-void execute_parallel(const CompiledKernel &kernel, const KernelArgs &args);
+void execute_parallel(const CompiledKernel &kernel, const float *a, const float *b, float *c,
+                      float alpha);
 
 // Inline, so that a tiny serial kernel costs a few stores and a call on top of its own code.
 // `state` is the calling thread's (ThreadState::get()), for a caller that has it already.
 inline void execute(const CompiledKernel &kernel, const float *a, const float *b, float *c,
                     float alpha, ThreadState &state) {
   const JitKernel &jit = *kernel.jit;
-  KernelArgs args;
-  args.a = a;
-  args.b = b;
-  args.c = c;
-  args.alpha = alpha;
-  if (jit.parallel_iterations() != 0) return execute_parallel(kernel, args);
-  args.workspace = state.workspace(jit.workspace_bytes());
+  if (jit.parallel_iterations() != 0) return execute_parallel(kernel, a, b, c, alpha);
+  // The workspace first: set as args is built, it leaves begin, end and copies as the only
+  // defaults (see KernelArgs).
+  void *workspace = state.workspace(jit.workspace_bytes());
+  const KernelArgs args{.a = a, .b = b, .c = c, .workspace = workspace, .alpha = alpha};
   jit.fn()(&args);
 }
 

@@ -5,6 +5,7 @@
 // function's preamble and postamble, and near the end of a full buffer.
 #include <doctest/doctest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "emitter_base.h"
+#include "jit_kernel.h"
 
 namespace tessel {
 namespace {
@@ -347,25 +349,25 @@ TEST_CASE("codegen: the direct preamble and postamble equal Xbyak's") {
         int qwords = 11 + spills;
         if ((qwords + saved) % 2 == 0) ++qwords;  // rsp 16-byte aligned in the body
         x.sub(x.rsp, qwords * 8);
-        x.mov(x.rsi, x.qword[x.rdi + 8]);
-        x.mov(x.rdx, x.qword[x.rdi + 16]);
-        x.mov(x.eax, x.dword[x.rdi + 24]);
+        x.mov(x.rsi, x.qword[x.rdi + offsetof(KernelArgs, b)]);
+        x.mov(x.rdx, x.qword[x.rdi + offsetof(KernelArgs, c)]);
+        x.mov(x.eax, x.dword[x.rdi + offsetof(KernelArgs, alpha)]);
         x.mov(x.dword[x.rsp], x.eax);
         if (needs.workspace) {
-          x.mov(x.rax, x.qword[x.rdi + 32]);
+          x.mov(x.rax, x.qword[x.rdi + offsetof(KernelArgs, workspace)]);
           x.mov(x.qword[x.rsp + 8], x.rax);
         }
         if (needs.range) {
-          x.mov(x.rax, x.qword[x.rdi + 40]);
+          x.mov(x.rax, x.qword[x.rdi + offsetof(KernelArgs, begin)]);
           x.mov(x.qword[x.rsp + 16], x.rax);
-          x.mov(x.rax, x.qword[x.rdi + 48]);
+          x.mov(x.rax, x.qword[x.rdi + offsetof(KernelArgs, end)]);
           x.mov(x.qword[x.rsp + 24], x.rax);
         }
         if (needs.copies) {
-          x.mov(x.rax, x.qword[x.rdi + 56]);
+          x.mov(x.rax, x.qword[x.rdi + offsetof(KernelArgs, copies)]);
           x.mov(x.qword[x.rsp + 80], x.rax);
         }
-        x.mov(x.rdi, x.qword[x.rdi]);
+        x.mov(x.rdi, x.qword[x.rdi + offsetof(KernelArgs, a)]);
         x.vzeroupper();
         x.add(x.rsp, qwords * 8);
         for (int i = saved - 1; i >= 0; --i) x.pop(callee_saved[i]);
