@@ -11,7 +11,7 @@ namespace tessel {
 constexpr int kMemoSchemaVersion = 10;
 // Changes to how costs are computed that the coefficients below do not show (a new formula,
 // a kernel's cost), in target.cpp or the actions.
-constexpr int kCostModelVersion = 20;
+constexpr int kCostModelVersion = 21;
 
 // Schema, action enumeration and cost model versions, the target's ISA and register file,
 // the cache sizes the cost model used, and a hash of every cost coefficient.

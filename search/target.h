@@ -82,6 +82,20 @@ struct CostCoefficients {
   // against 53.4 reading 16 rows of 2 KiB side by side (7 alternating runs); at 2 it keeps
   // the rows, while 7x2085x1498, 8x807x1265 and 11x2808x317 still walk (README, the k loop).
   double walked_line_factor = 2;
+  // Line transfers charged per line of C that a register tile adds into in L2 (the later
+  // parts of a k split): the read that brings the line in; writing the dirty line back
+  // overlaps the next tiles' work. A tile that overwrites C pays two (read for ownership,
+  // write back): at one there too, 48^3 on two threads stopped splitting (its split measured
+  // 11-24% faster, fork_join below). At two, four rows of A over B in memory packed B for
+  // 2x32 tiles; at one they read B's rows four at a time under 4x24 tiles (the Zen 4 VM,
+  // perf/ab_builds, one thread, two runs): 4x4096x4096 +36-44%, 4x2048x2048 +38-41%,
+  // 4x4096x11008 +27%, 4x11008x4096 +41-43%; and 16x4096x4096 packs 16 rows of B into L1
+  // instead of 256x256 blocks into L2, +14-16% (16x2048x2048 +6-8%). Two threads, medians of
+  // alternating processes: 4x4096x4096 +17-23%, 4x2048x2048 +18%, 4x4096x11008 +29%, 16x2048x2048
+  // -2% to -12% (a k split now: its 16 MiB B is taken to be in memory, where the k split reads each
+  // thread's rows whole, but repeated calls keep it in L3). No benchmark shape's plan
+  // changes.
+  double accumulate_line_transfers = 1;
   double loop_iteration = 0.5;  // counter update, compare, branch, pointer bumps
   // Extra cycles per row when a tile of a wide-strided user matrix is read into L1 (set
   // aliasing, a page per row). Measured: with it the search packs A at 512^3 and 1024^3 and
