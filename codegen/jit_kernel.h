@@ -18,8 +18,8 @@ namespace tessel {
 
 // The fields a serial call leaves at their defaults (begin, end, copies) make one run from a
 // 16-byte boundary: compilers zero-fill such a run with 16-byte stores, and one starting
-// elsewhere straddles a 4 KiB page at some stack depths (a 4^3 call then ran 35-80% slower at
-// 2 of every 256 16-byte offsets of the stack).
+// elsewhere straddles a 4 KiB page at some stack depths (a 4^3 call then ran 45% slower at 2
+// of the 256 16-byte depths of the stack in a page: perf/stack_offsets).
 struct alignas(16) KernelArgs {
   const float *a = nullptr;   // offset 0
   const float *b = nullptr;   // offset 8
