@@ -40,11 +40,7 @@ struct ParallelCall {
 void execute_parallel(const CompiledKernel &kernel, const float *a, const float *b, float *c,
                       float alpha) {
   const JitKernel &jit = *kernel.jit;
-  ParallelCall call{jit.fn(), {}, jit.workspace_bytes()};
-  call.args.a = a;
-  call.args.b = b;
-  call.args.c = c;
-  call.args.alpha = alpha;
+  ParallelCall call{jit.fn(), {.a = a, .b = b, .c = c, .alpha = alpha}, jit.workspace_bytes()};
   const int64_t parts = jit.reduction_parts(), copy = jit.copy_floats();
   if (parts > 1) call.args.copies = ThreadState::get().copies((parts - 1) * copy);
   Team::of(kernel.key.threads).run(jit.parallel_iterations(), &ParallelCall::run_iteration, &call);
