@@ -92,9 +92,9 @@ struct CostCoefficients {
   // 4x4096x11008 +27%, 4x11008x4096 +41-43%; and 16x4096x4096 packs 16 rows of B into L1
   // instead of 256x256 blocks into L2, +14-16% (16x2048x2048 +6-8%). Two threads, medians of
   // alternating processes: 4x4096x4096 +17-23%, 4x2048x2048 +18%, 4x4096x11008 +29%, 16x2048x2048
-  // -2% to -12% (a k split now: its 16 MiB B is taken to be in memory, where the k split reads each
-  // thread's rows whole, but repeated calls keep it in L3). No benchmark shape's plan
-  // changes.
+  // -2% to -12% (a k split now: its 16 MiB B is taken to be in memory, where that split reads
+  // each thread's rows whole, but repeated calls keep it in L3; calls taking four such Bs in
+  // turn, from memory: +16%). No benchmark shape's plan changes.
   double accumulate_line_transfers = 1;
   double loop_iteration = 0.5;  // counter update, compare, branch, pointer bumps
   // Extra cycles per row when a tile of a wide-strided user matrix is read into L1 (set
