@@ -2,7 +2,7 @@
 // few percent on a machine whose speed drifts by more than that from minute to minute.
 //
 //   ab_builds OLD.so NEW.so [--threads T] [--aligned] [--trans-b] [--alpha A] [--beta B]
-//             M K N [M K N ...]
+//             [--b-copies N] M K N [M K N ...]
 //
 // Each library is loaded with dlopen(RTLD_LOCAL), so each keeps its own registry and
 // statics. Per shape: 201 rounds, each timing a batch of calls with one build then the
@@ -11,7 +11,8 @@
 // build is faster. Operands sit 16 bytes past a page boundary, as big mallocs place them
 // (and the peer benchmark's std::vectors of 128 KiB or more: smaller ones sit wherever the
 // heap has room), unless --aligned. --trans-b stores B as n x k (a Linear layer's weight,
-// C = A W^T). The memo database is off
+// C = A W^T). --b-copies N makes calls take N copies of B in turn: a B that fits in L3 then
+// comes from memory, as a model's weights do layer after layer. The memo database is off
 // (TESSEL_DB=off): this times kernels, not first calls. For an A/A check of the machine's
 // noise, give two copies of one library: dlopen loads one path only once. With --threads
 // above 1 the two builds share oneTBB's workers and the one loaded first is favoured (A/A at
@@ -24,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -80,7 +82,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  int threads = 1;
+  int threads = 1, b_copies = 1;
   bool aligned = false, trans_b = false;
   float alpha = 1.0f, beta = 0.0f;
   std::vector<int64_t> dims;
@@ -92,6 +94,8 @@ int main(int argc, char **argv) {
       alpha = std::strtof(argv[++i], nullptr);
     } else if (!std::strcmp(argv[i], "--beta") && i + 1 < argc) {
       beta = std::strtof(argv[++i], nullptr);
+    } else if (!std::strcmp(argv[i], "--b-copies") && i + 1 < argc) {
+      b_copies = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--aligned")) {
       aligned = true;
     } else if (!std::strcmp(argv[i], "--trans-b")) {
@@ -102,10 +106,11 @@ int main(int argc, char **argv) {
       dims.push_back(std::atoll(argv[i]));
     }
   }
-  if (libraries.size() != 2 || dims.empty() || dims.size() % 3 != 0 || threads < 1) {
+  if (libraries.size() != 2 || dims.empty() || dims.size() % 3 != 0 || threads < 1 ||
+      b_copies < 1) {
     std::fprintf(stderr,
                  "usage: %s OLD.so NEW.so [--threads T] [--aligned] [--trans-b] [--alpha A] "
-                 "[--beta B] M K N [M K N ...]\n",
+                 "[--beta B] [--b-copies N] M K N [M K N ...]\n",
                  argv[0]);
     return 2;
   }
@@ -126,19 +131,24 @@ int main(int argc, char **argv) {
                    (long long)n);
       return 2;
     }
-    Placed a(size_t(m * k), aligned), b(size_t(k * n), aligned), c(size_t(m * n), aligned);
+    Placed a(size_t(m * k), aligned), c(size_t(m * n), aligned);
+    std::vector<std::unique_ptr<Placed>> bs;
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> dist(-1, 1);
     for (int64_t i = 0; i < m * k; ++i) a.data[i] = dist(rng);
-    for (int64_t i = 0; i < k * n; ++i) b.data[i] = dist(rng);
+    for (int copy = 0; copy < b_copies; ++copy) {
+      bs.push_back(std::make_unique<Placed>(size_t(k * n), aligned));
+      for (int64_t i = 0; i < k * n; ++i) bs.back()->data[i] = dist(rng);
+    }
     // A batch lasts ~100 us at 100 GFLOP/s: long against the clock, short against drift.
     const double flops = 2.0 * double(m) * double(n) * double(k);
     const int64_t calls = std::clamp<int64_t>(int64_t(1e7 / flops), 1, 2000);
+    size_t next_b = 0;  // the copy of B the next call takes
     auto batch = [&](const Build &build) {
       const auto t0 = std::chrono::steady_clock::now();
-      for (int64_t i = 0; i < calls; ++i)
+      for (int64_t i = 0; i < calls; ++i, next_b = (next_b + 1) % bs.size())
         build.sgemm(TESSEL_ROW_MAJOR, TESSEL_NO_TRANS, trans_b ? TESSEL_TRANS : TESSEL_NO_TRANS, m,
-                    n, k, alpha, a.data, k, b.data, trans_b ? k : n, beta, c.data, n);
+                    n, k, alpha, a.data, k, bs[next_b]->data, trans_b ? k : n, beta, c.data, n);
       return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0)
                  .count() /
              double(calls);
