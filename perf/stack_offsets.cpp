@@ -59,6 +59,16 @@ int main(int argc, char **argv) {
   a.assign(m * k, 1.0f);
   b.assign(k * n, 1.0f);
   c.assign(m * n, 0.0f);
+  // A failed or wrong call is never timed as if it had worked: with all-ones operands every
+  // element of C is k.
+  const tessel_status status =
+      tessel_sgemm(TESSEL_ROW_MAJOR, TESSEL_NO_TRANS, TESSEL_NO_TRANS, m, n, k, 1.0f, a.data(), k,
+                   b.data(), n, 0.0f, c.data(), n);
+  if (status != TESSEL_OK || std::any_of(c.begin(), c.end(), [](float x) { return x != k; })) {
+    std::fprintf(stderr, "stack_offsets: the first call failed or was wrong (status %d)\n",
+                 static_cast<int>(status));
+    return 1;
+  }
   for (int i = 0; i < 20; ++i) ns_per_call();
   std::vector<double> fastest(kDepths, 1e30);
   for (int pass = 0; pass < kPasses; ++pass)

@@ -294,13 +294,11 @@ double Target::lower_bound(const Spec &s) const {
   for (int i = 0; i < 3; ++i) {
     const TensorSpec &t = s.operands[i];
     if (t.layout.is_register() || t.level == Level::L1) continue;
-    // C is read for ownership and written back once at least (see StoreRows: what adds into
-    // C in L2 pays accumulate_line_transfers); A and B are read once at least, of which
-    // staging may hide a share behind the FMAs (stage.cpp), or the kernels read each of their
-    // bytes from L2 once at least.
-    const double c_transfers =
-        s.op == Op::MatmulAccum && t.level == Level::L2 ? coef.accumulate_line_transfers : 2;
-    double read = (i == 2 ? c_transfers : 1 - coef.staged_read_hidden) *
+    // C is read for ownership and written back once at least (c_line_transfers); A and B are read
+    // once at least, of which staging may hide a share behind the FMAs (stage.cpp), or the kernels
+    // read each of their bytes from L2 once at least.
+    double read = (i == 2 ? c_line_transfers(s.op == Op::MatmulAccum, t.level)
+                          : 1 - coef.staged_read_hidden) *
                   lines(t, s.rows(i), s.cols(i)) * coef.line_cycles[static_cast<int>(t.level)];
     if (i < 2 && kernels_read(i, t))
       read = std::min(
@@ -472,14 +470,13 @@ double Target::kernel_cost(KernelId k, const Spec &s) const {
                                                c.line_cycles[static_cast<int>(s.operands[0].level)];
     case KernelId::StoreRows: {
       // One FMA (or multiply) and one store per vector, a load too when accumulating; the
-      // lines are read for ownership and written back (see accumulate_line_transfers).
+      // lines are read for ownership and written back (c_line_transfers).
       const double vectors = m * nv;
       const double masked = ragged ? m * c.masked_extra * (s.accumulate ? 2 : 1) : 0;
-      const double transfers =
-          s.accumulate && s.operands[1].level == Level::L2 ? c.accumulate_line_transfers : 2;
       return vectors * (1 / c.stores_per_cycle + (s.accumulate ? 1 / c.loads_per_cycle : 0)) +
              masked +
-             transfers * lines(s.operands[1], s.dims[0], s.dims[1]) *
+             c_line_transfers(s.accumulate, s.operands[1].level) *
+                 lines(s.operands[1], s.dims[0], s.dims[1]) *
                  c.line_cycles[static_cast<int>(s.operands[1].level)];
     }
     case KernelId::StoreDot:

@@ -248,6 +248,11 @@ struct Target {
   // Cycles to read a tile of C in from where it lives, row by row, and write it back once: what
   // keeping it closer while a loop revisits it costs.
   double round_trip_cost(const TensorSpec &t, int64_t rows, int64_t cols) const;
+  // Line transfers a register tile's store pays per line of C at `level`: read for ownership
+  // and written back, or only read where it adds into C in L2 (accumulate_line_transfers).
+  double c_line_transfers(bool adds, Level level) const {
+    return adds && level == Level::L2 ? coef.accumulate_line_transfers : 2;
+  }
   // Bytes of cache a tile occupies (whole lines), at most kFootprintCap.
   static constexpr double kFootprintCap = 0x1p62;
   int64_t footprint(const TensorSpec &t, int64_t rows, int64_t cols) const;

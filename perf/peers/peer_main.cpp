@@ -189,10 +189,10 @@ int main(int argc, char **argv) {
     const double seconds = against ? 1.0 : 0.3;
     while (rates.size() < at_least || (seconds_since(start) < seconds && rates.size() < 200)) {
       // A pair is a batch of each, tessel first in every other pair.
-      if (against && rates.size() % 2) tessel_rates.push_back(batch(s, tessel, tessel_reps));
+      const bool tessel_first = against && rates.size() % 2;
+      if (tessel_first) tessel_rates.push_back(batch(s, tessel, tessel_reps));
       rates.push_back(batch(s, peer, reps));
-      if (against && tessel_rates.size() < rates.size())
-        tessel_rates.push_back(batch(s, tessel, tessel_reps));
+      if (against && !tessel_first) tessel_rates.push_back(batch(s, tessel, tessel_reps));
     }
     if (against) {
       std::vector<double> ratios(rates.size());
