@@ -1,6 +1,8 @@
 // tessel_sgemm against the naive reference on seeded random problems: sizes 1..300 (1, primes,
 // multiples of 8 +- 1), both layouts, all transposes, non-tight leading dimensions, alpha and
-// beta in {0, 1, -1, 0.5}, NaN in C when beta = 0, guard canaries around C.
+// beta in {0, 1, -1, 0.5}, NaN in C when beta = 0, guard canaries around C. Large problems
+// too: a few rows against operands past L2 or in main memory, on one thread or two, where the
+// plans stream, pack ahead, interleave and split k as no small problem's do.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -39,21 +41,69 @@ int64_t pick_size(std::mt19937_64 &rng, int64_t cap) {
   return std::min(v, cap);
 }
 
+// Up to `cap`, near powers of two and the benchmark's sizes more often than not.
+int64_t pick_large_size(std::mt19937_64 &rng, int64_t cap) {
+  static const int64_t special[] = {511,  512,  513,  767,  768,  769,   1000,
+                                    1023, 1024, 1025, 2047, 2048, 2049,  3071,
+                                    3072, 4095, 4096, 4097, 8192, 11008, 16384};
+  const int64_t v = rng() % 2 ? special[rng() % std::size(special)] : 1 + int64_t(rng() % cap);
+  return std::min(v, cap);
+}
+
+enum class Scale { Small, Large };
+
+// A few rows (1..64) by two large dimensions, at most kLargeVolume multiply-adds: with up to
+// four rows, B is often 16-300 MiB, past any L3 share. Half the time m and n trade places.
+constexpr int64_t kLargeVolume = 80'000'000;
+void pick_large_shape(std::mt19937_64 &rng, int64_t *m, int64_t *n, int64_t *k) {
+  static const int64_t rows[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17, 24, 31, 32, 33, 48};
+  int64_t cap = 4200;
+  switch (rng() % 4) {
+    case 0:  // matrix-vector and the thinnest products: B streamed from main memory
+      *m = 1 + int64_t(rng() % 4);
+      cap = 17000;
+      break;
+    case 1:
+      *m = 1 + int64_t(rng() % 64);
+      break;
+    default:
+      *m = rows[rng() % std::size(rows)];
+  }
+  *n = pick_large_size(rng, cap);
+  *k = pick_large_size(rng, cap);
+  while (*m * *n * *k > kLargeVolume) {
+    int64_t &halved = rng() % 2 ? *n : *k;
+    halved = std::max<int64_t>(halved / 2, 1);
+  }
+  if (rng() % 2) std::swap(*m, *n);
+}
+
 // Returns "" on success, else a description of the first failure.
-std::string run_case(uint64_t seed) {
+std::string run_case(uint64_t seed, Scale scale = Scale::Small) {
   std::mt19937_64 rng(seed);
-  // Keep the volume moderate so two thousand cases stay quick: one big dimension at most.
-  int64_t m = pick_size(rng, 300), n = pick_size(rng, 300), k = pick_size(rng, 300);
-  if (m * n * k > 2'000'000) k = std::max<int64_t>(1, 2'000'000 / (m * n));
-  const bool col = rng() & 1, ta = rng() & 1, tb = rng() & 1;
+  int64_t m, n, k;
+  int threads = 0;  // the default
+  if (scale == Scale::Small) {
+    // Keep the volume moderate so two thousand cases stay quick: one big dimension at most.
+    m = pick_size(rng, 300), n = pick_size(rng, 300), k = pick_size(rng, 300);
+    if (m * n * k > 2'000'000) k = std::max<int64_t>(1, 2'000'000 / (m * n));
+  } else {
+    pick_large_shape(rng, &m, &n, &k);
+    threads = 1 + int(rng() % 2);
+  }
+  // Large problems are mostly the plain row-major product, whose plans are the most varied
+  // (transposes are copied or read across; column-major is the transposed row-major call).
+  auto coin = [&] { return scale == Scale::Small ? (rng() & 1) != 0 : rng() % 4 == 0; };
+  const bool col = coin(), ta = coin(), tb = coin();
   static const float scalars[] = {0.0f, 1.0f, -1.0f, 0.5f};
   const float alpha = scalars[rng() % 4], beta = scalars[rng() % 4];
   const int64_t a_rows = (col != ta) ? k : m, a_cols = (col != ta) ? m : k;  // stored shape
   const int64_t b_rows = (col != tb) ? n : k, b_cols = (col != tb) ? k : n;
   const int64_t c_rows = col ? n : m, c_cols = col ? m : n;
   // In the stored (row-major-view) sense: element (i, j) of a buffer at i * ld + j.
-  const int64_t lda = a_cols + int64_t(rng() % 4), ldb = b_cols + int64_t(rng() % 4),
-                ldc = c_cols + int64_t(rng() % 4);
+  // (padded one time in four: tight rows are packed ahead as padded ones are not)
+  auto padding = [&] { return scale == Scale::Small || rng() % 4 == 0 ? int64_t(rng() % 4) : 0; };
+  const int64_t lda = a_cols + padding(), ldb = b_cols + padding(), ldc = c_cols + padding();
   std::vector<float> a(a_rows * lda), b(b_rows * ldb), c(c_rows * ldc + 2 * kGuard);
   tessel::test::fill_random(a, rng);
   tessel::test::fill_random(b, rng);
@@ -75,14 +125,18 @@ std::string run_case(uint64_t seed) {
                                   want.data(), ldc);
   }
   const std::vector<float> a_before = a, b_before = b;
+  REQUIRE(tessel_set_num_threads(threads) == TESSEL_OK);
   const tessel_status st =
       tessel_sgemm(col ? TESSEL_COL_MAJOR : TESSEL_ROW_MAJOR, ta ? TESSEL_TRANS : TESSEL_NO_TRANS,
                    tb ? TESSEL_TRANS : TESSEL_NO_TRANS, m, n, k, alpha, a.data(), lda, b.data(),
                    ldb, beta, c0, ldc);
+  REQUIRE(tessel_set_num_threads(0) == TESSEL_OK);
   std::ostringstream what;
-  what << "seed " << seed << ": " << (col ? "col" : "row") << " m=" << m << " n=" << n << " k=" << k
-       << " ta=" << ta << " tb=" << tb << " alpha=" << alpha << " beta=" << beta << " lda=" << lda
-       << " ldb=" << ldb << " ldc=" << ldc << ": ";
+  what << (scale == Scale::Large ? "large " : "") << "seed " << seed
+       << (threads ? " threads=" + std::to_string(threads) : "") << ": " << (col ? "col" : "row")
+       << " m=" << m << " n=" << n << " k=" << k << " ta=" << ta << " tb=" << tb
+       << " alpha=" << alpha << " beta=" << beta << " lda=" << lda << " ldb=" << ldb
+       << " ldc=" << ldc << ": ";
   if (st != TESSEL_OK) return what.str() + "status " + tessel_last_error();
   for (int64_t i = 0; i < kGuard; ++i)
     if (c[i] != kCanary || c[c.size() - 1 - i] != kCanary) return what.str() + "guard overwritten";
@@ -109,7 +163,9 @@ TEST_CASE("seeds that once failed still pass") {
   int count = 0;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
-    const std::string failure = run_case(std::stoull(line));
+    const bool large = line.rfind("large ", 0) == 0;
+    const std::string failure =
+        run_case(std::stoull(line.substr(large ? 6 : 0)), large ? Scale::Large : Scale::Small);
     CHECK_MESSAGE(failure.empty(), failure);
     ++count;
   }
@@ -117,14 +173,14 @@ TEST_CASE("seeds that once failed still pass") {
 }
 
 // 2000 cases in four parts, so CTest can run them in parallel.
-void run_seeds(uint64_t first, uint64_t last) {
+void run_seeds(uint64_t first, uint64_t last, Scale scale = Scale::Small) {
   int failures = 0;
   for (uint64_t seed = first; seed <= last; ++seed) {
-    const std::string failure = run_case(seed);
+    const std::string failure = run_case(seed, scale);
     if (failure.empty()) continue;
     FAIL_CHECK(failure);
-    std::fprintf(stderr, "failing seed %llu (add it to tests/runtime/regression_seeds.txt)\n",
-                 static_cast<unsigned long long>(seed));
+    std::fprintf(stderr, "failing seed %s%llu (add it to tests/runtime/regression_seeds.txt)\n",
+                 scale == Scale::Large ? "large " : "", static_cast<unsigned long long>(seed));
     if (++failures >= 10) break;
   }
   CHECK(failures == 0);
@@ -141,6 +197,16 @@ TEST_CASE("seeded random problems 1001-1500 equal the reference") {
 }
 TEST_CASE("seeded random problems 1501-2000 equal the reference") {
   run_seeds(1501, 2000);
+}
+
+TEST_CASE("seeded random large problems 1-30 equal the reference") {
+  run_seeds(1, 30, Scale::Large);
+}
+TEST_CASE("seeded random large problems 31-60 equal the reference") {
+  run_seeds(31, 60, Scale::Large);
+}
+TEST_CASE("seeded random large problems 61-90 equal the reference") {
+  run_seeds(61, 90, Scale::Large);
 }
 
 TEST_CASE("matrix-vector products with a contiguous vector equal the reference") {
