@@ -12,6 +12,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "support.h"
@@ -51,6 +52,12 @@ int64_t pick_large_size(std::mt19937_64 &rng, int64_t cap) {
 }
 
 enum class Scale { Small, Large };
+
+// A seed as regression_seeds.txt names it: "17" for a small case, "large 17" for a large one.
+constexpr std::string_view kLargePrefix = "large ";
+std::string seed_name(uint64_t seed, Scale scale) {
+  return (scale == Scale::Large ? std::string(kLargePrefix) : std::string()) + std::to_string(seed);
+}
 
 // A few rows (1..64) by two large dimensions, at most kLargeVolume multiply-adds: with up to
 // four rows, B is often 16-300 MiB, past any L3 share. Otherwise m and n trade places half the
@@ -135,7 +142,7 @@ std::string run_case(uint64_t seed, Scale scale = Scale::Small) {
                    ldb, beta, c0, ldc);
   REQUIRE(tessel_set_num_threads(0) == TESSEL_OK);
   std::ostringstream what;
-  what << (scale == Scale::Large ? "large " : "") << "seed " << seed
+  what << "seed " << seed_name(seed, scale)
        << (threads ? " threads=" + std::to_string(threads) : "") << ": " << (col ? "col" : "row")
        << " m=" << m << " n=" << n << " k=" << k << " ta=" << ta << " tb=" << tb
        << " alpha=" << alpha << " beta=" << beta << " lda=" << lda << " ldb=" << ldb
@@ -166,9 +173,9 @@ TEST_CASE("seeds that once failed still pass") {
   int count = 0;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
-    const bool large = line.rfind("large ", 0) == 0;
-    const std::string failure =
-        run_case(std::stoull(line.substr(large ? 6 : 0)), large ? Scale::Large : Scale::Small);
+    const bool large = line.rfind(kLargePrefix, 0) == 0;
+    const std::string failure = run_case(std::stoull(line.substr(large ? kLargePrefix.size() : 0)),
+                                         large ? Scale::Large : Scale::Small);
     CHECK_MESSAGE(failure.empty(), failure);
     ++count;
   }
@@ -182,8 +189,8 @@ void run_seeds(uint64_t first, uint64_t last, Scale scale = Scale::Small) {
     const std::string failure = run_case(seed, scale);
     if (failure.empty()) continue;
     FAIL_CHECK(failure);
-    std::fprintf(stderr, "failing seed %s%llu (add it to tests/runtime/regression_seeds.txt)\n",
-                 scale == Scale::Large ? "large " : "", static_cast<unsigned long long>(seed));
+    std::fprintf(stderr, "failing seed %s (add it to tests/runtime/regression_seeds.txt)\n",
+                 seed_name(seed, scale).c_str());
     if (++failures >= 10) break;
   }
   CHECK(failures == 0);
